@@ -1,0 +1,28 @@
+# The two commands: `make run` and `make test`. Both install what is missing.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: run test setup build bench lint clean
+
+run: setup build
+	@scripts/run.sh
+
+test: setup
+	@scripts/test.sh
+
+setup:
+	@scripts/setup.sh
+
+build:
+	@go build -ldflags "$(LDFLAGS)" -o bin/insightd ./cmd/insightd
+
+bench: setup
+	@scripts/bench.sh
+
+lint:
+	gofmt -l . | (! grep .)
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+clean:
+	rm -rf bin

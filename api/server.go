@@ -1,0 +1,131 @@
+// Package api is insightd's HTTP interface: PostHog's legacy projects and
+// insights API on Gin. Handlers are thin: bind, validate, call the stores
+// or the query builder, render. One file per resource.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+)
+
+// Config tunes the HTTP server.
+type Config struct {
+	Addr            string        // INSIGHTD_ADDR, default 127.0.0.1:8000
+	BodyLimit       int64         // INSIGHTD_BODY_LIMIT bytes, default 20 MiB
+	ShutdownTimeout time.Duration // how long in-flight requests may finish, default 30s
+}
+
+// ConfigFromEnv reads INSIGHTD_ADDR and INSIGHTD_BODY_LIMIT; call Validate
+// after applying flags.
+func ConfigFromEnv() (Config, error) {
+	c := Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second}
+	if v := os.Getenv("INSIGHTD_ADDR"); v != "" {
+		c.Addr = v
+	}
+	if v := os.Getenv("INSIGHTD_BODY_LIMIT"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return c, fmt.Errorf("INSIGHTD_BODY_LIMIT: %w", err)
+		}
+		c.BodyLimit = n
+	}
+	return c, nil
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("address %q: %w", c.Addr, err))
+	}
+	if c.BodyLimit < 1024 {
+		errs = append(errs, fmt.Errorf("body limit %d is below 1 KiB", c.BodyLimit))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("shutdown timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Server holds what the handlers need.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	store  *metadata.Store
+	engine olap.Engine
+}
+
+// New builds the server.
+func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine) *Server {
+	return &Server{cfg: cfg, log: log, store: store, engine: engine}
+}
+
+// Handler is the whole HTTP interface.
+func (s *Server) Handler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(requestID(), logRequests(s.log), recoverPanics(s.log), limitBody(s.cfg.BodyLimit))
+	r.NoRoute(func(c *gin.Context) { writeError(c, NotFound()) })
+	r.NoMethod(func(c *gin.Context) {
+		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+			Detail: fmt.Sprintf("Method %q not allowed.", c.Request.Method)})
+	})
+
+	r.GET("/_health", s.health)
+	r.GET("/_ready", s.ready)
+	return stripTrailingSlash(r)
+}
+
+// Run serves until ctx ends, then stops accepting connections and lets
+// in-flight requests finish (up to ShutdownTimeout).
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests", "timeout", s.cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

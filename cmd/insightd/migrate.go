@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"io"
+)
+
+func cmdMigrate(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := newFlagSet("migrate", "migrate [flags]", stderr)
+	sf, err := addStoreFlags(fs, true)
+	if err != nil {
+		return err
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := sf.finish(); err != nil {
+		return err
+	}
+	log, err := sf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	store, engine, err := sf.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	defer engine.Close()
+	return migrateAll(ctx, log, store, engine)
+}

@@ -1,0 +1,137 @@
+// Package metadata is insightd's PostgreSQL store: organizations, users and
+// memberships, personal API keys, projects, insights, insight views,
+// sharing configurations, the activity log and cached analysis results.
+package metadata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // the PostgreSQL driver sqlx opens by name
+
+	"github.com/insightd/insightd/migrations"
+)
+
+// Config locates the database.
+type Config struct {
+	// DatabaseURL is a libpq URL, e.g. postgres://user@127.0.0.1:5432/insightd?sslmode=disable.
+	DatabaseURL string
+	// MaxOpenConns bounds the connection pool (default 20).
+	MaxOpenConns int
+}
+
+// ConfigFromEnv reads DATABASE_URL; call Validate after applying flags.
+func ConfigFromEnv() (Config, error) {
+	c := Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20}
+	return c, nil
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set (make run and make test start a private PostgreSQL and set it)")
+	}
+	if c.MaxOpenConns < 1 {
+		return errors.New("MaxOpenConns must be at least 1")
+	}
+	return nil
+}
+
+// Store is the metadata store. It is safe for concurrent use.
+type Store struct {
+	db *sqlx.DB
+}
+
+// Open connects and checks the connection.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("postgres", cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(cfg.MaxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// DB exposes the pool to tests and tools in this module.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Ping checks that PostgreSQL answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrationLock is the advisory lock key that serialises concurrent migrate
+// runs (the ASCII of "insightd" as a number).
+const migrationLock = 0x696e736967687464
+
+// Migrate applies the PostgreSQL migrations not yet recorded, each in its
+// own transaction with its record, and returns the versions it applied.
+// Concurrent runs wait for each other on an advisory lock.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	ms, err := migrations.Postgres()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock) //nolint:errcheck // released with the session anyway
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version integer PRIMARY KEY,
+		name text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return nil, err
+	}
+	var versions []int
+	if err := conn.SelectContext(ctx, &versions, "SELECT version FROM schema_migrations"); err != nil {
+		return nil, err
+	}
+	done := map[int]bool{}
+	for _, v := range versions {
+		done[v] = true
+	}
+	var applied []int
+	for _, m := range ms {
+		if done[m.Version] {
+			continue
+		}
+		tx, err := conn.BeginTxx(ctx, nil)
+		if err != nil {
+			return applied, err
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			tx.Rollback()
+			return applied, fmt.Errorf("postgres migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.Version, m.Name); err != nil {
+			tx.Rollback()
+			return applied, err
+		}
+		if err := tx.Commit(); err != nil {
+			return applied, err
+		}
+		applied = append(applied, m.Version)
+	}
+	return applied, nil
+}

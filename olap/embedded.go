@@ -1,0 +1,288 @@
+package olap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/insightd/insightd/olap/chdb"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// Embedded is the chDB backend: ClickHouse running inside this process on
+// a data directory. A chDB connection runs one statement at a time, so the
+// backend keeps a pool of connections to the same directory (they share
+// one engine) and a separate control connection that issues KILL QUERY,
+// which is how a running statement is stopped: chDB's own stream cancel
+// waits for the statement it should interrupt.
+type Embedded struct {
+	lib     *chdb.Lib
+	log     *slog.Logger
+	timeout time.Duration
+	path    string
+
+	pool    chan *chdb.Conn
+	control *chdb.Conn
+	ctlMu   sync.Mutex
+
+	mu  sync.Mutex // guards all
+	all []*chdb.Conn
+
+	closeOnce sync.Once
+}
+
+// chDB keeps one data directory per process; a second Embedded in the same
+// process must use the same one.
+var (
+	embeddedMu   sync.Mutex
+	embeddedPath string
+)
+
+// engineArgs pin what must not depend on the machine: the session time
+// zone (so DateTime values and toDate() mean UTC on every backend) and the
+// JSON output of 64-bit integers (quoted, decoded exactly).
+var engineArgs = []string{
+	"--session_timezone=UTC",
+	"--output_format_json_quote_64bit_integers=1",
+	"--output_format_json_quote_denormals=1",
+}
+
+// OpenEmbedded loads libchdb.so and opens the pool on cfg.DataDir.
+func OpenEmbedded(cfg Config, log *slog.Logger) (*Embedded, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("olap data directory: %w", err)
+	}
+	embeddedMu.Lock()
+	defer embeddedMu.Unlock()
+	if embeddedPath != "" && embeddedPath != cfg.DataDir {
+		return nil, fmt.Errorf("chDB is already open on %s in this process; it cannot open %s too", embeddedPath, cfg.DataDir)
+	}
+	lib, err := chdb.Load(cfg.ChDBLib)
+	if err != nil {
+		return nil, err
+	}
+	e := &Embedded{lib: lib, log: log, timeout: cfg.QueryTimeout, path: cfg.DataDir, pool: make(chan *chdb.Conn, cfg.Connections)}
+	for i := 0; i <= cfg.Connections; i++ {
+		c, err := lib.Connect(cfg.DataDir, engineArgs...)
+		if err != nil {
+			e.closeConns()
+			return nil, err
+		}
+		e.all = append(e.all, c)
+		if i == 0 {
+			e.control = c
+			continue
+		}
+		e.pool <- c
+	}
+	embeddedPath = cfg.DataDir
+	log.Info("embedded ClickHouse ready", "chdb_version", lib.Version(), "path", cfg.DataDir, "connections", cfg.Connections)
+	return e, nil
+}
+
+// Backend implements Engine.
+func (e *Embedded) Backend() string { return "chdb" }
+
+// Version is the embedded engine's version.
+func (e *Embedded) Version() string { return e.lib.Version() }
+
+// run borrows a connection, runs fn on it under a query id and kills the
+// statement if ctx ends first. The id travels as a leading comment in the
+// statement text (it is generated or validated, never user text), because
+// chDB has no per-call query id.
+func (e *Embedded) run(ctx context.Context, fn func(c *chdb.Conn, tag string) error) error {
+	ctx, cancel := withTimeout(ctx, e.timeout)
+	defer cancel()
+	var c *chdb.Conn
+	select {
+	case c = <-e.pool:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+
+	tag := "/* insightd:" + queryID(ctx) + " */ "
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { e.killUntil(tag, done) })
+	err := fn(c, tag)
+	close(done)
+	stop()
+	if err != nil {
+		// A statement that failed part way (a kill, a runtime error) can
+		// leave its partial output in the connection, where chDB would
+		// prepend it to the next result: never reuse such a connection.
+		e.pool <- e.renew(c)
+		return ctxError(ctx, err)
+	}
+	e.pool <- c
+	return ctx.Err()
+}
+
+// renew closes c and opens a fresh connection in its place. Should that
+// fail, c stays, first drained by a statement whose output is thrown away.
+func (e *Embedded) renew(c *chdb.Conn) *chdb.Conn {
+	nc, err := e.lib.Connect(e.path, engineArgs...)
+	if err != nil {
+		e.log.Error("chDB: reopening a connection failed; reusing the old one", "err", err)
+		_, _ = c.Query("SELECT 1", "TSV", nil)
+		return c
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, x := range e.all {
+		if x == c {
+			e.all[i] = nc
+		}
+	}
+	c.Close()
+	return nc
+}
+
+// killUntil kills the statement tagged tag, again every 25ms until it has
+// returned: a kill that lands before the statement registers finds nothing.
+func (e *Embedded) killUntil(tag string, done <-chan struct{}) {
+	for {
+		if _, err := e.kill(tag); err != nil {
+			e.log.Warn("kill query", "err", err)
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Embedded) kill(tag string) (bool, error) {
+	e.ctlMu.Lock()
+	defer e.ctlMu.Unlock()
+	res, err := e.control.Query(
+		"KILL QUERY WHERE startsWith(query, {tag:String}) ASYNC FORMAT TSV", "",
+		map[string]string{"tag": escaper.Replace(tag)})
+	if err != nil {
+		e.control = e.renew(e.control)
+		return false, err
+	}
+	return len(res.Data) > 0, nil
+}
+
+// Cancel implements Engine.
+func (e *Embedded) Cancel(_ context.Context, id string) (bool, error) {
+	if !ValidQueryID(id) {
+		return false, nil
+	}
+	return e.kill("/* insightd:" + id + " */ ")
+}
+
+// Query implements Engine.
+func (e *Embedded) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+	params, err := EncodeParams(stmt.Params)
+	if err != nil {
+		return nil, err
+	}
+	var rows *Rows
+	err = e.run(ctx, func(c *chdb.Conn, tag string) error {
+		res, err := c.Query(tag+stmt.SQL, "JSONCompactEachRowWithNamesAndTypes", params)
+		if err != nil {
+			return err
+		}
+		rows, err = decodeJSONCompact(res.Data)
+		return err
+	})
+	return rows, err
+}
+
+// Exec implements Engine.
+func (e *Embedded) Exec(ctx context.Context, stmt querybuilder.Statement) error {
+	params, err := EncodeParams(stmt.Params)
+	if err != nil {
+		return err
+	}
+	return e.run(ctx, func(c *chdb.Conn, tag string) error {
+		_, err := c.Query(tag+stmt.SQL, "TSV", params)
+		return err
+	})
+}
+
+// eventRow is an Event as the JSONEachRow line chDB parses.
+type eventRow struct {
+	UUID       string `json:"uuid"`
+	TeamID     int64  `json:"team_id"`
+	Event      string `json:"event"`
+	DistinctID string `json:"distinct_id"`
+	PersonID   string `json:"person_id"`
+	Timestamp  string `json:"timestamp"`
+	Properties string `json:"properties"`
+	CreatedAt  string `json:"created_at"`
+}
+
+// InsertEvents implements Engine. The rows travel as JSONEachRow data
+// beside the INSERT statement, never inside its text.
+func (e *Embedded) InsertEvents(ctx context.Context, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	for _, ev := range events {
+		if err := enc.Encode(eventRow{
+			UUID: ev.UUID.String(), TeamID: ev.TeamID, Event: ev.Event, DistinctID: ev.DistinctID,
+			PersonID: ev.PersonID.String(), Timestamp: ev.Timestamp.UTC().Format(TimeLayout),
+			Properties: ev.Properties, CreatedAt: ev.CreatedAt.UTC().Format(TimeLayout),
+		}); err != nil {
+			return err
+		}
+	}
+	data := []byte(buf.String())
+	return e.run(ctx, func(c *chdb.Conn, tag string) error {
+		n, err := c.Insert(tag+"INSERT INTO events ("+eventColumns+")", "JSONEachRow", nil, data)
+		if err == nil && n != uint64(len(events)) {
+			err = fmt.Errorf("inserted %d of %d events", n, len(events))
+		}
+		return err
+	})
+}
+
+const eventColumns = "uuid, team_id, event, distinct_id, person_id, timestamp, properties, created_at"
+
+// Ping implements Engine.
+func (e *Embedded) Ping(ctx context.Context) error {
+	rows, err := e.Query(ctx, querybuilder.Statement{SQL: "SELECT 1"})
+	if err != nil {
+		return err
+	}
+	if len(rows.Data) != 1 {
+		return errors.New("chDB ping: unexpected answer")
+	}
+	return nil
+}
+
+// Close implements Engine. The library stays loaded (chDB cannot be
+// unloaded); the process may open the same directory again.
+func (e *Embedded) Close() error {
+	e.closeOnce.Do(func() {
+		embeddedMu.Lock()
+		defer embeddedMu.Unlock()
+		// Take every pooled connection back so none is in use while closing.
+		for range cap(e.pool) {
+			<-e.pool
+		}
+		e.closeConns()
+		embeddedPath = ""
+	})
+	return nil
+}
+
+func (e *Embedded) closeConns() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.all {
+		c.Close()
+	}
+	e.all = nil
+}

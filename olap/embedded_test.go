@@ -1,0 +1,241 @@
+package olap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// engine is the embedded engine every test in this package shares: chDB
+// opens one data directory per process. Tests keep apart by team_id.
+var engine *Embedded
+
+func TestMain(m *testing.M) {
+	lib := os.Getenv("INSIGHTD_CHDB_LIB")
+	if lib == "" {
+		fmt.Fprintln(os.Stderr, "INSIGHTD_CHDB_LIB is not set: run `make test` (it fetches chDB and sets it)")
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "insightd-olap-test-")
+	if err != nil {
+		panic(err)
+	}
+	engine, err = OpenEmbedded(Config{ChDBLib: lib, DataDir: dir, QueryTimeout: time.Minute, Connections: 8},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if _, err := Migrate(context.Background(), engine); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	engine.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestBoundParametersRunOnTheEmbeddedEngine(t *testing.T) {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
+	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+		SQL:    "SELECT {n:Int64} + 1 AS n, {s:String} AS s, {t:DateTime64(6, 'UTC')} AS t, {a:Array(String)} AS a, {f:Float64} AS f, {b:Bool} AS b, {x:Nullable(String)} AS x",
+		Params: map[string]any{"n": 41, "s": "hello", "t": ts, "a": []string{"x", "y"}, "f": 0.25, "b": true, "x": nil},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int64(42), "hello", ts, []any{"x", "y"}, 0.25, true, nil}
+	if len(rows.Data) != 1 || !reflect.DeepEqual(rows.Data[0], want) {
+		t.Fatalf("got %#v, want %#v", rows.Data, want)
+	}
+	if rows.Columns[0] != (Column{Name: "n", Type: "Int64"}) {
+		t.Errorf("first column %+v", rows.Columns[0])
+	}
+}
+
+// hostile are strings that would change a statement if pasted into it, or
+// that the engine's text form of parameters treats specially.
+var hostile = []string{
+	"'; DROP TABLE events; --",
+	`\'; DROP TABLE events; --`,
+	"tab\there", "new\nline", "cr\rhere", `back\slash`, `\N`, `\\N`, "nul\x00byte",
+	"{s:String}", "`backtick`", `"double"`, "😀 ünïcödé", "",
+}
+
+func TestHostileStringParametersAreData(t *testing.T) {
+	ctx := context.Background()
+	for _, s := range hostile {
+		t.Run(fmt.Sprintf("%q comes back unchanged", s), func(t *testing.T) {
+			rows, err := engine.Query(ctx, querybuilder.Statement{
+				SQL:    "SELECT {s:String} AS s, length({s:String}) AS n, {a:Array(String)} AS a",
+				Params: map[string]any{"s": s, "a": []string{s, "x" + s}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := rows.Data[0]
+			if got[0] != s || got[1] != uint64(len(s)) || !reflect.DeepEqual(got[2], []any{s, "x" + s}) {
+				t.Fatalf("got %#v", got)
+			}
+		})
+	}
+	rows, err := engine.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'events'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows.Data[0][0] != uint64(1) {
+		t.Fatal("the events table is gone")
+	}
+}
+
+func TestContextCancellationStopsALongQueryWithinASecond(t *testing.T) {
+	for _, how := range []string{"cancel", "deadline"} {
+		t.Run("by "+how, func(t *testing.T) {
+			var ctx context.Context
+			var cancel context.CancelFunc
+			if how == "cancel" {
+				ctx, cancel = context.WithCancel(context.Background())
+				time.AfterFunc(300*time.Millisecond, cancel)
+			} else {
+				ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+			}
+			defer cancel()
+			start := time.Now()
+			_, err := engine.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
+			took := time.Since(start)
+			if err == nil {
+				t.Fatal("query finished instead of being stopped")
+			}
+			want := context.Canceled
+			if how == "deadline" {
+				want = context.DeadlineExceeded
+			}
+			if !errors.Is(err, want) {
+				t.Fatalf("err = %v, want %v", err, want)
+			}
+			if took > 1300*time.Millisecond {
+				t.Fatalf("stopped after %v, want within a second of the cancel", took)
+			}
+		})
+	}
+	// The pool's connections are usable after the kills.
+	if err := engine.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCancelByQueryID(t *testing.T) {
+	ctx := WithQueryID(context.Background(), "cancel-me-1")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := engine.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
+		errc <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ok, err := engine.Cancel(context.Background(), "cancel-me-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the query never showed up to be cancelled")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case err := <-errc:
+		code, ok := ErrorCode(err)
+		if !ok || code != CodeQueryWasCancelled {
+			t.Fatalf("err = %v, want code %d", err, CodeQueryWasCancelled)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("cancelled query still running after 2s")
+	}
+	if ok, _ := engine.Cancel(context.Background(), "nothing-runs-under-this-id"); ok {
+		t.Fatal("cancel reported a query that does not exist")
+	}
+}
+
+func TestSixteenConcurrentQueriesAllGetTheirOwnAnswer(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 16*20)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				n := int64(g*1000 + i)
+				rows, err := engine.Query(context.Background(), querybuilder.Statement{
+					SQL:    "SELECT sum(number) AS s, {tag:String} AS tag FROM numbers({n:UInt64})",
+					Params: map[string]any{"n": n, "tag": fmt.Sprintf("g%d-%d", g, i)},
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				want := uint64(n * (n - 1) / 2)
+				if rows.Data[0][0] != want || rows.Data[0][1] != fmt.Sprintf("g%d-%d", g, i) {
+					errs <- fmt.Errorf("goroutine %d query %d: got %v, want %d", g, i, rows.Data[0], want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestMigrationsRunTwiceAreANoOp(t *testing.T) {
+	applied, err := Migrate(context.Background(), engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != 0 {
+		t.Fatalf("second run applied %v", applied)
+	}
+}
+
+func TestInsertEventsWritesAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	team := time.Now().UnixNano()
+	ts := time.Date(2026, 3, 4, 5, 6, 7, 890000000, time.UTC)
+	events := []Event{
+		{UUID: uuid.New(), TeamID: team, Event: "$pageview", DistinctID: "d1", PersonID: uuid.New(), Timestamp: ts,
+			Properties: `{"$current_url":"https://x.test/a?q='; DROP TABLE events; --","$browser":"Firefox"}`, CreatedAt: ts},
+		{UUID: uuid.New(), TeamID: team, Event: "signup\t'\"", DistinctID: "d2\n", PersonID: uuid.New(), Timestamp: ts, Properties: `{}`, CreatedAt: ts},
+	}
+	if err := engine.InsertEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := engine.Query(ctx, querybuilder.Statement{
+		SQL:    "SELECT event, distinct_id, timestamp, mat_current_url, mat_browser FROM events WHERE team_id = {team:Int64} ORDER BY distinct_id",
+		Params: map[string]any{"team": team},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{
+		{"$pageview", "d1", ts, "https://x.test/a?q='; DROP TABLE events; --", "Firefox"},
+		{"signup\t'\"", "d2\n", ts, "", ""},
+	}
+	if !reflect.DeepEqual(rows.Data, want) {
+		t.Fatalf("got %#v\nwant %#v", rows.Data, want)
+	}
+}

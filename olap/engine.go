@@ -1,0 +1,208 @@
+// Package olap is insightd's ClickHouse side: one Engine interface with two
+// backends, the embedded chDB library (default) and a ClickHouse server
+// reached with clickhouse-go (when CLICKHOUSE_URL is set). Both run the same
+// SQL with the same {name:Type} parameters bound by the engine.
+package olap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/olap/chdb"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// Engine runs statements against ClickHouse. Implementations are safe for
+// concurrent use. Every query carries a query id (see WithQueryID) and
+// honours the context's deadline, or Config.QueryTimeout when it is sooner.
+type Engine interface {
+	// Query runs a statement and returns all of its rows.
+	Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error)
+	// Exec runs a statement that returns no rows (DDL, ALTER, INSERT ... SELECT).
+	Exec(ctx context.Context, stmt querybuilder.Statement) error
+	// InsertEvents writes events in one insert: all of them or none.
+	InsertEvents(ctx context.Context, events []Event) error
+	// Cancel stops the running query with this id; false if none was running.
+	Cancel(ctx context.Context, queryID string) (bool, error)
+	// Ping checks that the engine answers.
+	Ping(ctx context.Context) error
+	// Backend names the backend: "chdb" or "clickhouse".
+	Backend() string
+	// Close releases the engine; in-flight calls should have returned.
+	Close() error
+}
+
+// Config chooses and tunes the backend.
+type Config struct {
+	// ClickHouseURL selects the server backend, e.g.
+	// clickhouse://user:pass@host:9000/insightd. Empty means embedded chDB.
+	ClickHouseURL string
+	// ChDBLib is the path of libchdb.so for the embedded backend.
+	ChDBLib string
+	// DataDir is where the embedded backend keeps its tables.
+	DataDir string
+	// QueryTimeout bounds every query (default 60s).
+	QueryTimeout time.Duration
+	// Connections is the embedded backend's pool size: how many statements
+	// run at once (default 8). Each chDB connection runs one at a time.
+	Connections int
+}
+
+// ConfigFromEnv reads CLICKHOUSE_URL, INSIGHTD_CHDB_LIB, INSIGHTD_DATA_DIR
+// (olap keeps its files in <dir>/olap), INSIGHTD_QUERY_TIMEOUT (a Go
+// duration or seconds) and INSIGHTD_OLAP_CONNECTIONS. Only parse errors are
+// returned; call Validate after applying flags.
+func ConfigFromEnv() (Config, error) {
+	c := Config{
+		ClickHouseURL: os.Getenv("CLICKHOUSE_URL"),
+		ChDBLib:       envOr("INSIGHTD_CHDB_LIB", ".deps/chdb/libchdb.so"),
+		DataDir:       envOr("INSIGHTD_DATA_DIR", ".data") + "/olap",
+		QueryTimeout:  60 * time.Second,
+		Connections:   8,
+	}
+	if v := os.Getenv("INSIGHTD_QUERY_TIMEOUT"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("INSIGHTD_QUERY_TIMEOUT: %w", err)
+		}
+		c.QueryTimeout = d
+	}
+	if v := os.Getenv("INSIGHTD_OLAP_CONNECTIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("INSIGHTD_OLAP_CONNECTIONS: %w", err)
+		}
+		c.Connections = n
+	}
+	return c, nil
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.QueryTimeout <= 0 {
+		errs = append(errs, errors.New("query timeout must be positive"))
+	}
+	if c.ClickHouseURL == "" {
+		if c.ChDBLib == "" {
+			errs = append(errs, errors.New("INSIGHTD_CHDB_LIB is empty"))
+		}
+		if c.DataDir == "" {
+			errs = append(errs, errors.New("data directory is empty"))
+		}
+		if c.Connections < 1 || c.Connections > 256 {
+			errs = append(errs, fmt.Errorf("connections must be 1..256, got %d", c.Connections))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Open returns the backend the configuration selects.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ClickHouseURL != "" {
+		return OpenServer(ctx, cfg, log)
+	}
+	return OpenEmbedded(cfg, log)
+}
+
+// Event is one row of the events table as written by ingestion.
+type Event struct {
+	UUID       uuid.UUID
+	TeamID     int64
+	Event      string
+	DistinctID string
+	PersonID   uuid.UUID
+	Timestamp  time.Time
+	// Properties is the event's properties as a JSON object text.
+	Properties string
+	CreatedAt  time.Time
+}
+
+type queryIDKey struct{}
+
+// WithQueryID sets the id the next query in ctx runs under, so that it can
+// be found and cancelled (Engine.Cancel). Ids are 1-64 characters of
+// [A-Za-z0-9_-]; anything else is replaced by a generated id.
+func WithQueryID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, queryIDKey{}, id)
+}
+
+var queryIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidQueryID reports whether id can be used as a query id.
+func ValidQueryID(id string) bool { return queryIDRe.MatchString(id) }
+
+func queryID(ctx context.Context) string {
+	if id, ok := ctx.Value(queryIDKey{}).(string); ok && ValidQueryID(id) {
+		return id
+	}
+	return uuid.NewString()
+}
+
+// ErrorCode returns the ClickHouse error code carried by err (from either
+// backend), so callers tell errors apart by code, not by message text.
+func ErrorCode(err error) (int32, bool) {
+	var ce *chdb.Exception
+	if errors.As(err, &ce) && ce.Code != 0 {
+		return ce.Code, true
+	}
+	var se *clickhouse.Exception
+	if errors.As(err, &se) {
+		return se.Code, true
+	}
+	return 0, false
+}
+
+// ClickHouse error codes insightd reacts to.
+const (
+	CodeSyntaxError         int32 = 62
+	CodeTimeoutExceeded     int32 = 159
+	CodeQueryWasCancelled   int32 = 394
+	CodeBadQueryParameter   int32 = 457
+	CodeUnknownQueryParam   int32 = 456
+	CodeCannotCompileRegexp int32 = 427
+)
+
+// withTimeout applies the configured query timeout unless ctx already ends sooner.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// ctxError prefers the context's reason when the context ended, so that a
+// query killed because its caller left reads as context.Canceled and one
+// past its deadline as context.DeadlineExceeded.
+func ctxError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	return err
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseDuration(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(v)
+}

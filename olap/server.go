@@ -1,0 +1,515 @@
+package olap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/netip"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/chcol"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// Server is the ClickHouse server backend: a pool of native-protocol
+// connections (clickhouse-go) to a server or cluster. It runs the same SQL
+// and parameters as the embedded backend and returns rows with the same Go
+// types (see Rows).
+type Server struct {
+	conn    driver.Conn
+	log     *slog.Logger
+	timeout time.Duration
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// OpenServer connects to cfg.ClickHouseURL
+// (clickhouse://user:pass@host:9000/db?dial_timeout=5s&...) and runs one
+// query, so that a wrong address, password, database or a server too old
+// for the settings insightd needs fails at start, not on the first request.
+func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	opts, err := clickhouse.ParseDSN(cfg.ClickHouseURL)
+	if err != nil {
+		// url.Error repeats the whole URL, password included: keep only the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("CLICKHOUSE_URL is not a ClickHouse address: %w", err)
+	}
+	if opts.Settings == nil {
+		opts.Settings = clickhouse.Settings{}
+	}
+	// The session time zone decides how DateTime values without a zone and
+	// toDate()/toStartOfDay() read; the embedded backend pins it to UTC, so
+	// the server must too, whatever its own timezone setting says. The
+	// native protocol sends these settings with every query, so every
+	// pooled connection gets them.
+	opts.Settings["session_timezone"] = "UTC"
+	opts.ClientInfo.Products = append(opts.ClientInfo.Products, struct {
+		Name    string
+		Version string
+	}{Name: "insightd"})
+
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("open ClickHouse server %s: %w", strings.Join(opts.Addr, ","), err)
+	}
+	s := &Server{conn: conn, log: log, timeout: cfg.QueryTimeout}
+	rows, err := s.Query(ctx, querybuilder.Statement{SQL: "SELECT version() AS version, timezone() AS tz"})
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("ClickHouse server %s: %w", strings.Join(opts.Addr, ","), err)
+	}
+	version, tz := "", ""
+	if len(rows.Data) == 1 && len(rows.Data[0]) == 2 {
+		version, _ = rows.Data[0][0].(string)
+		tz, _ = rows.Data[0][1].(string)
+	}
+	log.Info("ClickHouse server ready", "addr", strings.Join(opts.Addr, ","), "database", opts.Auth.Database,
+		"version", version, "session_timezone", tz)
+	return s, nil
+}
+
+// Backend implements Engine.
+func (s *Server) Backend() string { return "clickhouse" }
+
+// queryContext carries the query id (so Cancel and system.query_log can
+// find the statement) and the encoded parameters, which clickhouse-go
+// sends beside the SQL text, never inside it.
+func queryContext(ctx context.Context, params map[string]string) context.Context {
+	opts := []clickhouse.QueryOption{clickhouse.WithQueryID(queryID(ctx))}
+	if len(params) > 0 {
+		opts = append(opts, clickhouse.WithParameters(clickhouse.Parameters(params)))
+	}
+	return clickhouse.Context(ctx, opts...)
+}
+
+// Query implements Engine. A context that ends makes clickhouse-go send
+// the server a cancel packet, so the statement stops there too.
+func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+	params, err := EncodeParams(stmt.Params)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := withTimeout(ctx, s.timeout)
+	defer cancel()
+	rows, err := s.conn.Query(queryContext(ctx, params), stmt.SQL)
+	if err != nil {
+		return nil, ctxError(ctx, err)
+	}
+	defer rows.Close()
+	out, err := readRows(rows)
+	if err != nil {
+		return nil, ctxError(ctx, err)
+	}
+	return out, nil
+}
+
+// readRows materializes a result, scanning each column into the driver's
+// own Go type for it and then normalizing that to the types Rows promises.
+func readRows(rows driver.Rows) (*Rows, error) {
+	cts := rows.ColumnTypes()
+	out := &Rows{Columns: make([]Column, len(cts))}
+	types := make([]chType, len(cts))
+	scan := make([]reflect.Type, len(cts))
+	for i, ct := range cts {
+		out.Columns[i] = Column{Name: ct.Name(), Type: ct.DatabaseTypeName()}
+		types[i] = parseType(ct.DatabaseTypeName())
+		scan[i] = ct.ScanType()
+		if scan[i] == nil {
+			return nil, fmt.Errorf("column %s: type %s cannot be read", ct.Name(), ct.DatabaseTypeName())
+		}
+	}
+	for rows.Next() {
+		// Fresh destinations per row: the driver may keep and fill maps and
+		// slices it finds in a destination.
+		dest := make([]any, len(scan))
+		for i, t := range scan {
+			dest[i] = reflect.New(t).Interface()
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := make([]any, len(dest))
+		for i, d := range dest {
+			v, err := normalize(types[i], reflect.ValueOf(d).Elem())
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", out.Columns[i].Name, err)
+			}
+			row[i] = v
+		}
+		out.Data = append(out.Data, row)
+	}
+	return out, rows.Err()
+}
+
+// Exec implements Engine.
+func (s *Server) Exec(ctx context.Context, stmt querybuilder.Statement) error {
+	params, err := EncodeParams(stmt.Params)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := s.conn.Exec(queryContext(ctx, params), stmt.SQL); err != nil {
+		return ctxError(ctx, err)
+	}
+	return nil
+}
+
+// InsertEvents implements Engine. The events travel as one native block of
+// one INSERT: a row the driver refuses aborts the batch before anything is
+// sent, and the server writes a block whole or not at all.
+func (s *Server) InsertEvents(ctx context.Context, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	ctx, cancel := withTimeout(ctx, s.timeout)
+	defer cancel()
+	batch, err := s.conn.PrepareBatch(queryContext(ctx, nil), "INSERT INTO events ("+eventColumns+")")
+	if err != nil {
+		return ctxError(ctx, err)
+	}
+	defer func() {
+		if !batch.IsSent() {
+			_ = batch.Abort()
+		}
+	}()
+	for i, ev := range events {
+		// Same order as eventColumns.
+		if err := batch.Append(ev.UUID, ev.TeamID, ev.Event, ev.DistinctID, ev.PersonID,
+			ev.Timestamp.UTC(), ev.Properties, ev.CreatedAt.UTC()); err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return ctxError(ctx, err)
+	}
+	return nil
+}
+
+// Cancel implements Engine. KILL QUERY ... ASYNC answers one row per query
+// it asked to stop, without waiting for the query to end.
+func (s *Server) Cancel(ctx context.Context, id string) (bool, error) {
+	if !ValidQueryID(id) {
+		return false, nil
+	}
+	params, err := EncodeParams(map[string]any{"id": id})
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := withTimeout(ctx, s.timeout)
+	defer cancel()
+	rows, err := s.conn.Query(queryContext(ctx, params), "KILL QUERY WHERE query_id = {id:String} ASYNC")
+	if err != nil {
+		return false, ctxError(ctx, err)
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		found = true
+	}
+	if err := rows.Err(); err != nil {
+		return false, ctxError(ctx, err)
+	}
+	return found, nil
+}
+
+// Ping implements Engine.
+func (s *Server) Ping(ctx context.Context) error {
+	ctx, cancel := withTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := s.conn.Ping(ctx); err != nil {
+		return ctxError(ctx, err)
+	}
+	return nil
+}
+
+// Close implements Engine; later calls return the first call's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.conn.Close() })
+	return s.closeErr
+}
+
+// Go types normalize recognizes by type rather than by kind: several of
+// them are slices or arrays of bytes underneath.
+var (
+	typeIP       = reflect.TypeOf(net.IP{})
+	typeAddr     = reflect.TypeOf(netip.Addr{})
+	typeUUID     = reflect.TypeOf(uuid.UUID{})
+	typeTime     = reflect.TypeOf(time.Time{})
+	typeDuration = reflect.TypeOf(time.Duration(0))
+	typeDecimal  = reflect.TypeOf(decimal.Decimal{})
+	typeBigInt   = reflect.TypeOf(&big.Int{})
+	typeVariant  = reflect.TypeOf(chcol.Variant{})
+	typeJSON     = reflect.TypeOf(chcol.JSON{})
+	typeJSONPtr  = reflect.TypeOf(&chcol.JSON{})
+)
+
+// normalize turns a value scanned by clickhouse-go into the Go type the
+// embedded backend gives for the same ClickHouse type t (see Rows):
+// Nullable pointers become nil or their value, integers int64 or uint64,
+// floats and decimals float64, wide integers decimal text, UUIDs and IPs
+// text, times UTC, arrays and tuples []any, maps map[string]any.
+func normalize(t chType, v reflect.Value) (any, error) {
+	t = baseType(t)
+	if !v.IsValid() {
+		return nil, nil
+	}
+	switch v.Type() {
+	case typeTime:
+		ts, _ := v.Interface().(time.Time)
+		if t.name == "Date" || t.name == "Date32" {
+			// The driver puts a Date at midnight in the server's time zone;
+			// the day is what the value means.
+			return time.Date(ts.Year(), ts.Month(), ts.Day(), 0, 0, 0, 0, time.UTC), nil
+		}
+		return ts.UTC(), nil
+	case typeUUID:
+		u, _ := v.Interface().(uuid.UUID)
+		return u.String(), nil
+	case typeIP:
+		ip, _ := v.Interface().(net.IP)
+		if ip == nil {
+			return nil, nil
+		}
+		if ip4 := ip.To4(); ip4 != nil && t.name == "IPv6" {
+			// ClickHouse writes an IPv4-mapped IPv6 value as ::ffff:a.b.c.d.
+			return "::ffff:" + ip4.String(), nil
+		}
+		return ip.String(), nil
+	case typeAddr:
+		a, _ := v.Interface().(netip.Addr)
+		return a.String(), nil
+	case typeDecimal:
+		d, _ := v.Interface().(decimal.Decimal)
+		return d.InexactFloat64(), nil
+	case typeBigInt:
+		b, _ := v.Interface().(*big.Int)
+		if b == nil {
+			return nil, nil
+		}
+		return b.String(), nil
+	case typeDuration:
+		d, _ := v.Interface().(time.Duration)
+		return formatTimeOfDay(d, t), nil
+	case typeVariant:
+		// Variant and Dynamic carry the value's own ClickHouse type.
+		x, _ := v.Interface().(chcol.Variant)
+		if x.Nil() {
+			return nil, nil
+		}
+		return normalize(parseType(x.Type()), reflect.ValueOf(x.Any()))
+	case typeJSON, typeJSONPtr:
+		var j *chcol.JSON
+		if v.Kind() == reflect.Pointer {
+			j, _ = v.Interface().(*chcol.JSON)
+		} else if v.CanAddr() {
+			j, _ = v.Addr().Interface().(*chcol.JSON)
+		} else {
+			c := reflect.New(typeJSON)
+			c.Elem().Set(v)
+			j, _ = c.Interface().(*chcol.JSON)
+		}
+		if j == nil {
+			return nil, nil
+		}
+		return normalize(chType{}, reflect.ValueOf(j.NestedMap()))
+	}
+
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		// Nullable(T) scans as *T, Nothing and Dynamic parts as any.
+		if v.IsNil() {
+			return nil, nil
+		}
+		return normalize(t, v.Elem())
+	case reflect.Bool:
+		return v.Bool(), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int(), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return v.Uint(), nil
+	case reflect.Float32:
+		// Through its shortest text, as the embedded backend reads it:
+		// float64(float32(1.1)) would be 1.100000023841858.
+		return strconv.ParseFloat(strconv.FormatFloat(v.Float(), 'g', -1, 32), 64)
+	case reflect.Float64:
+		return v.Float(), nil
+	case reflect.String:
+		return v.String(), nil
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 && t.name != "Array" {
+			// A String scanned as bytes; Array(UInt8) is a []uint8 too.
+			return string(v.Bytes()), nil
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			x, err := normalize(elemType(t, i), v.Index(i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case reflect.Map:
+		if t.name == "Tuple" {
+			return namedTuple(t, v)
+		}
+		var kt, vt chType
+		if t.name == "Map" && len(t.args) == 2 {
+			kt, vt = t.args[0], t.args[1]
+		}
+		out := make(map[string]any, v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			k, err := normalize(kt, iter.Key())
+			if err != nil {
+				return nil, err
+			}
+			x, err := normalize(vt, iter.Value())
+			if err != nil {
+				return nil, err
+			}
+			out[mapKey(k)] = x
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unsupported value %s for type %s", v.Type(), typeName(t))
+}
+
+// baseType strips the wrappers that do not change a value's shape.
+func baseType(t chType) chType {
+	for {
+		switch t.name {
+		case "LowCardinality", "Nullable", "SimpleAggregateFunction":
+			if len(t.args) == 0 {
+				return chType{}
+			}
+			t = t.args[len(t.args)-1]
+		default:
+			return t
+		}
+	}
+}
+
+// elemType is the type of element i of an Array or Tuple.
+func elemType(t chType, i int) chType {
+	switch {
+	case t.name == "Tuple" && i < len(t.args):
+		return t.args[i]
+	case t.name == "Array" && len(t.args) == 1:
+		return t.args[0]
+	}
+	return chType{}
+}
+
+// namedTuple orders a named tuple, which the driver returns as a map, by
+// its elements' declared order: tuples are []any on both backends.
+func namedTuple(t chType, v reflect.Value) (any, error) {
+	names := tupleNames(t)
+	if len(names) != v.Len() {
+		return nil, fmt.Errorf("tuple %s: %d names for %d values", typeName(t), len(names), v.Len())
+	}
+	out := make([]any, len(names))
+	for i, n := range names {
+		x := v.MapIndex(reflect.ValueOf(n))
+		if !x.IsValid() {
+			return nil, fmt.Errorf("tuple %s: no element %q", typeName(t), n)
+		}
+		y, err := normalize(elemType(t, i), x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = y
+	}
+	return out, nil
+}
+
+// tupleNames reads the element names of Tuple(a UInt8, `b c` String).
+func tupleNames(t chType) []string {
+	names := make([]string, 0, len(t.raw))
+	for _, a := range t.raw {
+		if strings.HasPrefix(a, "`") {
+			if end := strings.Index(a[1:], "`"); end >= 0 {
+				names = append(names, a[1:end+1])
+				continue
+			}
+		}
+		sp := strings.IndexByte(a, ' ')
+		if sp <= 0 || strings.ContainsAny(a[:sp], "(") {
+			return nil
+		}
+		names = append(names, a[:sp])
+	}
+	return names
+}
+
+// mapKey writes a normalized map key the way ClickHouse's JSON output
+// writes it, since the embedded backend's keys come from there.
+func mapKey(k any) string {
+	switch x := k.(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float64:
+		return formatFloat(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format("2006-01-02 15:04:05.999999999")
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(k)
+}
+
+// formatTimeOfDay writes a Time or Time64 value as ClickHouse's text form
+// [-]hh:mm:ss[.fff], with the Time64 precision's digits.
+func formatTimeOfDay(d time.Duration, t chType) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	h, m, sec := int64(d/time.Hour), int64(d/time.Minute)%60, int64(d/time.Second)%60
+	s := fmt.Sprintf("%s%02d:%02d:%02d", sign, h, m, sec)
+	if t.name == "Time64" && len(t.raw) > 0 {
+		if p, err := strconv.Atoi(t.raw[0]); err == nil && p > 0 && p <= 9 {
+			frac := fmt.Sprintf("%09d", int64(d%time.Second))
+			s += "." + frac[:p]
+		}
+	}
+	return s
+}
+
+// typeName rebuilds a type's text for error messages.
+func typeName(t chType) string {
+	if t.name == "" {
+		return "(unknown)"
+	}
+	if len(t.raw) == 0 {
+		return t.name
+	}
+	return t.name + "(" + strings.Join(t.raw, ", ") + ")"
+}

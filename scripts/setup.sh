@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs whatever insightd needs that is missing: PostgreSQL (unless
+# DATABASE_URL is set) and chDB's libchdb.so (unless CLICKHOUSE_URL is set).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+ensure_go
+ensure_postgres
+fetch_chdb
