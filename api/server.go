@@ -65,6 +65,10 @@ type Server struct {
 	log    *slog.Logger
 	store  *metadata.Store
 	engine olap.Engine
+
+	// extraRoutes lets tests in this package mount probes (a slow handler,
+	// a body reader) on the real middleware chain.
+	extraRoutes func(r *gin.Engine)
 }
 
 // New builds the server.
@@ -89,6 +93,9 @@ func (s *Server) Handler() http.Handler {
 
 	r.GET("/_health", s.health)
 	r.GET("/_ready", s.ready)
+	if s.extraRoutes != nil {
+		s.extraRoutes(r)
+	}
 	return stripTrailingSlash(r)
 }
 

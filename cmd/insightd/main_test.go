@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/insightd/insightd/metadata/metadatatest"
+)
+
+// runCmd runs the CLI in-process against the test's own database.
+func runCmd(t *testing.T, dbURL string, args ...string) (int, string, string) {
+	t.Helper()
+	if dbURL != "" {
+		t.Setenv("DATABASE_URL", dbURL)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// testDB returns the URL of a fresh migrated database.
+func testDB(t *testing.T) string {
+	t.Helper()
+	store := metadatatest.NewStore(t)
+	var name string
+	if err := store.DB().Get(&name, "SELECT current_database()"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	code, out, _ := runCmd(t, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "insightd ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	for _, args := range [][]string{
+		{"--help"}, {"serve", "--help"}, {"migrate", "--help"}, {"admin", "--help"},
+		{"admin", "bootstrap", "--help"}, {"admin", "create-key", "--help"},
+	} {
+		t.Run(strings.Join(args, " ")+" prints usage and exits 0", func(t *testing.T) {
+			code, out, errOut := runCmd(t, "", args...)
+			if code != 0 || !strings.Contains(out+errOut, "Usage") {
+				t.Fatalf("exit %d, output %q %q", code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestUsageMistakesExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{}, {"frobnicate"}, {"admin"}, {"admin", "nope"},
+		{"admin", "bootstrap", "--org", "Acme"},
+		{"admin", "create-key", "--email", "a@b.c"},
+		{"serve", "--no-such-flag"},
+		{"migrate", "extra-arg"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			if code, _, _ := runCmd(t, "", args...); code != 2 {
+				t.Fatalf("exit %d, want 2", code)
+			}
+		})
+	}
+}
+
+func TestBootstrapPrintsOneJSONObjectAndCreateKeyWorks(t *testing.T) {
+	db := testDB(t)
+	code, out, errOut := runCmd(t, db, "admin", "bootstrap", "--email", "ada@example.com", "--org", "Acme", "--project", "Web")
+	if code != 0 {
+		t.Fatalf("bootstrap exit %d: %s", code, errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("bootstrap output is not one JSON object: %q", out)
+	}
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := []string{"organization_id", "personal_api_key", "project_api_token", "project_id", "user_id"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Fatalf("keys %v, want %v", keys, want)
+	}
+
+	code, out, errOut = runCmd(t, db, "admin", "create-key", "--email", "ada@example.com", "--scopes", "insight:read, project:read", "--label", "ci")
+	if code != 0 {
+		t.Fatalf("create-key exit %d: %s", code, errOut)
+	}
+	var key map[string]string
+	if err := json.Unmarshal([]byte(out), &key); err != nil || !strings.HasPrefix(key["personal_api_key"], "phx_") || len(key) != 1 {
+		t.Fatalf("create-key output %q", out)
+	}
+
+	if code, _, errOut := runCmd(t, db, "admin", "create-key", "--email", "ada@example.com", "--scopes", "insight:read,everything:write"); code != 1 || !strings.Contains(errOut, "unknown scope") {
+		t.Fatalf("unknown scope: exit %d %q", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, db, "admin", "create-key", "--email", "nobody@example.com", "--scopes", "*"); code != 1 || !strings.Contains(errOut, "no user") {
+		t.Fatalf("unknown user: exit %d %q", code, errOut)
+	}
+}
+
+func TestMigrateTwiceIsANoOp(t *testing.T) {
+	lib := os.Getenv("INSIGHTD_CHDB_LIB")
+	if lib == "" {
+		t.Fatal("INSIGHTD_CHDB_LIB is not set: run `make test`")
+	}
+	db := testDB(t)
+	dir := t.TempDir()
+	for i, wantApplied := range []bool{true, false} {
+		code, _, errOut := runCmd(t, db, "migrate", "--data-dir", dir, "--chdb-lib", lib, "--log-level", "info")
+		if code != 0 {
+			t.Fatalf("migrate run %d: exit %d: %s", i+1, code, errOut)
+		}
+		var line struct {
+			Postgres   []int `json:"postgres_applied"`
+			ClickHouse []int `json:"clickhouse_applied"`
+		}
+		for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
+			if strings.Contains(l, `"msg":"migrated"`) {
+				if err := json.Unmarshal([]byte(l), &line); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// The test database came migrated from its template; ClickHouse is new.
+		if got := len(line.ClickHouse) > 0; got != wantApplied {
+			t.Fatalf("migrate run %d applied clickhouse %v; want applied=%v (log %s)", i+1, line.ClickHouse, wantApplied, errOut)
+		}
+		if len(line.Postgres) != 0 {
+			t.Fatalf("migrate run %d applied postgres %v on a migrated database", i+1, line.Postgres)
+		}
+	}
+}
