@@ -111,7 +111,7 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	for _, v := range versions {
 		done[v] = true
 	}
-	var applied []int
+	applied := []int{}
 	for _, m := range ms {
 		if done[m.Version] {
 			continue

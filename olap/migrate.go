@@ -36,7 +36,7 @@ ORDER BY version`}); err != nil {
 	for _, r := range rows.Data {
 		done[int(r[0].(uint64))] = true
 	}
-	var applied []int
+	applied := []int{}
 	for _, m := range ms {
 		if done[m.Version] {
 			continue

@@ -178,7 +178,7 @@ func fromJSON(t chType, v any) (any, error) {
 	case "Map":
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("Map: want a JSON object, got %T", v)
+			return nil, fmt.Errorf("map column: want a JSON object, got %T", v)
 		}
 		out := make(map[string]any, len(m))
 		for k, x := range m {
@@ -200,7 +200,7 @@ func fromJSON(t chType, v any) (any, error) {
 	case "Bool":
 		b, ok := v.(bool)
 		if !ok {
-			return nil, fmt.Errorf("Bool: got %T", v)
+			return nil, fmt.Errorf("bool column: got %T", v)
 		}
 		return b, nil
 	case "Date", "Date32":

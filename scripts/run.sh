@@ -37,6 +37,6 @@ fi
 cat "$boot"
 echo
 log "serving on http://$INSIGHTD_ADDR (Ctrl-C stops the server and PostgreSQL)"
-"$BIN" serve &
+"$BIN" serve --migrate=false &
 server_pid=$!
 wait "$server_pid"
