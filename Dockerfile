@@ -23,12 +23,13 @@ COPY querybuilder ./querybuilder
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/insightd ./cmd/insightd
 
+# Not scratch: purego links the binary dynamically against glibc (libc,
+# libdl, libpthread), even without cgo.
 FROM debian:bookworm-slim
-# ca-certificates for TLS to ClickHouse Cloud or a managed PostgreSQL;
-# tzdata because clickhouse-go loads the server's and columns' time zones
-# by name.
+# ca-certificates for TLS to ClickHouse Cloud or a managed PostgreSQL. No
+# tzdata: clickhouse-go embeds Go's time zone database (time/tzdata).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates tzdata \
+    && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --create-home --home-dir /var/lib/insightd insightd
 COPY --from=build /out/insightd /usr/local/bin/insightd

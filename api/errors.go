@@ -125,7 +125,10 @@ func toError(err error) *Error {
 		return e
 	}
 	var mbe *http.MaxBytesError
+	var ve *metadata.ValidationError
 	switch {
+	case errors.As(err, &ve):
+		return &Error{Kind: KindInvalid, Code: "invalid_input", Detail: ve.Detail, Attr: ve.Attr, Err: err}
 	case errors.As(err, &mbe), errors.Is(err, errBodyTooLarge):
 		return &Error{Kind: KindTooLarge, Code: "request_too_large", Detail: "The request body is larger than the server accepts.", Err: err}
 	case errors.Is(err, metadata.ErrNotFound):

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -66,6 +67,13 @@ type Server struct {
 	store  *metadata.Store
 	engine olap.Engine
 
+	// bg tracks work that outlives its request (a deleted project's
+	// events), so shutdown can wait for it.
+	bg sync.WaitGroup
+	// bgCtx ends when shutdown gives up waiting.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+
 	// extraRoutes lets tests in this package mount probes (a slow handler,
 	// a body reader) on the real middleware chain.
 	extraRoutes func(r *gin.Engine)
@@ -73,7 +81,31 @@ type Server struct {
 
 // New builds the server.
 func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine) *Server {
-	return &Server{cfg: cfg, log: log, store: store, engine: engine}
+	s := &Server{cfg: cfg, log: log, store: store, engine: engine}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	return s
+}
+
+// background runs fn after the response, tracked so shutdown waits for it.
+func (s *Server) background(fn func(ctx context.Context)) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		fn(s.bgCtx)
+	}()
+}
+
+// waitBackground waits for background work until ctx ends, then cancels it.
+func (s *Server) waitBackground(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { s.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.log.Warn("shutdown: background work canceled")
+		s.bgCancel()
+		<-done
+	}
 }
 
 // Handler is the whole HTTP interface.
@@ -93,6 +125,9 @@ func (s *Server) Handler() http.Handler {
 
 	r.GET("/_health", s.health)
 	r.GET("/_ready", s.ready)
+
+	api := r.Group("/api", s.authenticate)
+	s.projectRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}
@@ -131,6 +166,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	s.waitBackground(sctx)
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

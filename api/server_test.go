@@ -41,6 +41,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if _, err := olap.Migrate(context.Background(), engine); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	engine.Close()
 	os.RemoveAll(dir)

@@ -239,3 +239,24 @@ func TestInsertEventsWritesAllOrNothing(t *testing.T) {
 		t.Fatalf("got %#v\nwant %#v", rows.Data, want)
 	}
 }
+
+func TestValueTypesAreNormalized(t *testing.T) {
+	rows, err := engine.Query(context.Background(), querybuilder.Statement{SQL: `SELECT toInt8(-1), toUInt64(18446744073709551615),
+		toFloat32(1.5), true, 'x', toDate('2026-01-02'), toDateTime64('2026-01-02 03:04:05.123456', 6, 'Asia/Tokyo'),
+		NULL::Nullable(String), [1, 2], map('a', 1), tuple(1, 'b'), CAST((1, 'b'), 'Tuple(n UInt8, s String)'),
+		toLowCardinality('lc'), toUUID('00000000-0000-0000-0000-000000000001'), nan`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int64(-1), uint64(18446744073709551615), 1.5, true, "x",
+		time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 18, 4, 5, 123456000, time.UTC),
+		nil, []any{uint64(1), uint64(2)}, map[string]any{"a": uint64(1)}, []any{uint64(1), "b"}, []any{uint64(1), "b"},
+		"lc", "00000000-0000-0000-0000-000000000001"}
+	got := rows.Data[0]
+	if !reflect.DeepEqual(got[:len(want)], want) {
+		t.Fatalf("got  %#v\nwant %#v", got[:len(want)], want)
+	}
+	if f, ok := got[len(want)].(float64); !ok || f == f {
+		t.Fatalf("nan decoded as %#v", got[len(want)])
+	}
+}

@@ -95,9 +95,10 @@ func decodeJSONCompact(data []byte) (*Rows, error) {
 // chType is a parsed ClickHouse type name: Array(Nullable(String)) is
 // {Array [{Nullable [{String}]}]}.
 type chType struct {
-	name string
-	args []chType
-	raw  []string // unparsed arguments, e.g. a DateTime64 precision and zone
+	name  string
+	args  []chType
+	raw   []string // unparsed arguments, e.g. a DateTime64 precision and zone
+	names []string // element names of a named Tuple
 }
 
 func parseType(s string) chType {
@@ -113,6 +114,7 @@ func parseType(s string) chType {
 		// Tuple elements may be named: Tuple(a UInt8, b String).
 		if t.name == "Tuple" {
 			if sp := strings.IndexByte(a, ' '); sp > 0 && !strings.ContainsAny(a[:sp], "(") {
+				t.names = append(t.names, strings.Trim(a[:sp], "`"))
 				a = a[sp+1:]
 			}
 		}
@@ -158,6 +160,14 @@ func fromJSON(t chType, v any) (any, error) {
 	case "LowCardinality", "SimpleAggregateFunction":
 		return fromJSON(t.args[len(t.args)-1], v)
 	case "Array", "Tuple":
+		// chDB writes a named tuple as a JSON object; keep declared order.
+		if m, ok := v.(map[string]any); ok && t.name == "Tuple" && len(t.names) == len(t.args) {
+			ordered := make([]any, len(t.names))
+			for i, n := range t.names {
+				ordered[i] = m[n]
+			}
+			v = ordered
+		}
 		list, ok := v.([]any)
 		if !ok {
 			return nil, fmt.Errorf("%s: want a JSON array, got %T", t.name, v)

@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
-	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -42,13 +41,15 @@ type Server struct {
 // query, so that a wrong address, password, database or a server too old
 // for the settings insightd needs fails at start, not on the first request.
 func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	if cfg.ClickHouseURL == "" {
+		return nil, errors.New("CLICKHOUSE_URL is empty")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	opts, err := clickhouse.ParseDSN(cfg.ClickHouseURL)
 	if err != nil {
-		// url.Error repeats the whole URL, password included: keep only the cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		// net/url masks the password in the URL it quotes.
 		return nil, fmt.Errorf("CLICKHOUSE_URL is not a ClickHouse address: %w", err)
 	}
 	if opts.Settings == nil {
@@ -60,10 +61,6 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 	// native protocol sends these settings with every query, so every
 	// pooled connection gets them.
 	opts.Settings["session_timezone"] = "UTC"
-	opts.ClientInfo.Products = append(opts.ClientInfo.Products, struct {
-		Name    string
-		Version string
-	}{Name: "insightd"})
 
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
@@ -112,9 +109,16 @@ func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows,
 	if err != nil {
 		return nil, ctxError(ctx, err)
 	}
-	defer rows.Close()
 	out, err := readRows(rows)
 	if err != nil {
+		// Classify first, then stop the server's stream: closing rows
+		// would otherwise read the rest of the result to throw it away.
+		err = ctxError(ctx, err)
+		cancel()
+		_ = rows.Close()
+		return nil, err
+	}
+	if err := rows.Close(); err != nil {
 		return nil, ctxError(ctx, err)
 	}
 	return out, nil

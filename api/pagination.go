@@ -1,0 +1,64 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+)
+
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+)
+
+// page reads limit and offset: integers, limit >= 1 (clamped to 1000, as
+// Django REST framework clamps to max_limit), offset >= 0.
+func page(c *gin.Context) (limit, offset int, err error) {
+	limit, offset = defaultLimit, 0
+	if v, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return 0, 0, Invalid("limit", "limit must be a positive integer.")
+		}
+		limit = min(n, maxLimit)
+	}
+	if v, ok := c.GetQuery("offset"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, 0, Invalid("offset", "offset must be a non-negative integer.")
+		}
+		offset = n
+	}
+	return limit, offset, nil
+}
+
+// paginated writes the list envelope with absolute next/previous URLs.
+func paginated(c *gin.Context, total, limit, offset int, results any) {
+	var next, prev *string
+	if offset+limit < total {
+		u := pageURL(c, limit, offset+limit)
+		next = &u
+	}
+	if offset > 0 {
+		u := pageURL(c, limit, max(offset-limit, 0))
+		prev = &u
+	}
+	c.JSON(http.StatusOK, gin.H{"count": total, "next": next, "previous": prev, "results": results})
+}
+
+func pageURL(c *gin.Context, limit, offset int) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	if p := c.GetHeader("X-Forwarded-Proto"); p == "https" || p == "http" {
+		scheme = p
+	}
+	q := c.Request.URL.Query()
+	q.Set("limit", strconv.Itoa(limit))
+	q.Set("offset", strconv.Itoa(offset))
+	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: c.Request.URL.Path, RawQuery: q.Encode()}
+	return u.String()
+}

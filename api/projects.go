@@ -1,0 +1,410 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+func (s *Server) projectRoutes(api *gin.RouterGroup) {
+	g := api.Group("/organizations/:organization_id/projects", s.resolveOrganization)
+	g.GET("", requireScope("project:read"), s.listProjects)
+	g.POST("", requireScope("project:write"), s.createProject)
+	g.GET("/:id", requireScope("project:read"), s.getProject)
+	g.PATCH("/:id", requireScope("project:write"), s.updateProject)
+	g.DELETE("/:id", requireScope("project:write"), s.deleteProject)
+	g.GET("/:id/activity", requireScope("activity_log:read"), s.projectActivity)
+	g.GET("/:id/is_generating_demo_data", requireScope("project:read"), s.isGeneratingDemoData)
+	g.PATCH("/:id/reset_token", requireScope("project:write"), s.resetProjectToken)
+}
+
+// resolveOrganization answers 404 for an organization the caller is not a
+// member of, exactly as for one that does not exist.
+func (s *Server) resolveOrganization(c *gin.Context) {
+	m, err := s.store.ResolveOrganization(c.Request.Context(), principal(c).User.ID, c.Param("organization_id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.Set("organization", m)
+	c.Next()
+}
+
+func organization(c *gin.Context) metadata.Membership {
+	m, _ := c.MustGet("organization").(metadata.Membership)
+	return m
+}
+
+func projectID(c *gin.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id < 1 {
+		return 0, NotFound()
+	}
+	return id, nil
+}
+
+func (s *Server) listProjects(c *gin.Context) {
+	limit, offset, err := page(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	ps, total, err := s.store.ListProjects(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, limit, offset)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]projectSummaryJSON, len(ps))
+	for i := range ps {
+		out[i] = projectSummary(&ps[i])
+	}
+	paginated(c, total, limit, offset, out)
+}
+
+func (s *Server) createProject(c *gin.Context) {
+	in, err := projectInput(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, err := s.store.CreateProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, in)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, projectFull(p))
+}
+
+func (s *Server) getProject(c *gin.Context) {
+	id, err := projectID(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, projectFull(p))
+}
+
+func (s *Server) updateProject(c *gin.Context) {
+	id, err := projectID(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	in, err := projectInput(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, err := s.store.UpdateProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id, in)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, projectFull(p))
+}
+
+func (s *Server) deleteProject(c *gin.Context) {
+	id, err := projectID(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if err := s.store.DeleteProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id); err != nil {
+		writeError(c, err)
+		return
+	}
+	s.background(func(ctx context.Context) { s.deleteProjectData(ctx, id) })
+	c.Status(http.StatusNoContent)
+}
+
+// deleteProjectData removes a deleted project's events and persons from
+// ClickHouse. It runs after the response: the deletion is a mutation that
+// may take a while on a big table, and the metadata is already gone.
+func (s *Server) deleteProjectData(ctx context.Context, id int64) {
+	for _, table := range []string{"events", "persons", "person_distinct_id"} {
+		// Table names come from this list, the project id is bound.
+		err := s.engine.Exec(ctx, querybuilder.Statement{
+			SQL:    "ALTER TABLE " + table + " DELETE WHERE team_id = {team:Int64}",
+			Params: map[string]any{"team": id},
+		})
+		if err != nil {
+			s.log.Error("deleting a deleted project's data", "project_id", id, "table", table, "err", err)
+			continue
+		}
+	}
+	s.log.Info("deleted project data from ClickHouse", "project_id", id)
+}
+
+func (s *Server) resetProjectToken(c *gin.Context) {
+	id, err := projectID(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, err := s.store.ResetProjectToken(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, projectFull(p))
+}
+
+func (s *Server) isGeneratingDemoData(c *gin.Context) {
+	id, err := projectID(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := projectFull(p)
+	out.IsGeneratingDemoData = &p.GeneratingDemoData
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) projectActivity(c *gin.Context) {
+	id, err := projectID(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	limit, offset, err := page(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	if _, err := s.store.GetProject(ctx, principal(c).User.ID, organization(c).OrganizationID, id); err != nil {
+		writeError(c, err)
+		return
+	}
+	entries, total, err := s.store.ListActivity(ctx, id, "Project", strconv.FormatInt(id, 10), limit, offset)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]activityJSON, len(entries))
+	for i := range entries {
+		out[i] = activityEntry(&entries[i])
+	}
+	paginated(c, total, limit, offset, out)
+}
+
+// projectInput reads a JSON object body into checked project fields.
+func projectInput(c *gin.Context) (metadata.ProjectInput, error) {
+	body, err := jsonObject(c)
+	if err != nil {
+		return metadata.ProjectInput{}, err
+	}
+	return metadata.ParseProjectInput(body)
+}
+
+// jsonObject reads the request body as one JSON object (an empty body is
+// an empty object).
+func jsonObject(c *gin.Context) (map[string]json.RawMessage, error) {
+	b, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]json.RawMessage{}
+	if len(b) == 0 {
+		return body, nil
+	}
+	if err := json.Unmarshal(b, &body); err != nil || body == nil {
+		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
+	}
+	return body, nil
+}
+
+// projectSummaryJSON is the reduced project of the list endpoint.
+type projectSummaryJSON struct {
+	ID                         int64           `json:"id"`
+	UUID                       uuid.UUID       `json:"uuid"`
+	Organization               uuid.UUID       `json:"organization"`
+	APIToken                   string          `json:"api_token"`
+	Name                       string          `json:"name"`
+	CompletedSnippetOnboarding bool            `json:"completed_snippet_onboarding"`
+	HasCompletedOnboardingFor  json.RawMessage `json:"has_completed_onboarding_for"`
+	IngestedEvent              bool            `json:"ingested_event"`
+	IsDemo                     bool            `json:"is_demo"`
+	Timezone                   string          `json:"timezone"`
+	AccessControl              bool            `json:"access_control"`
+}
+
+func projectSummary(p *metadata.Project) projectSummaryJSON {
+	return projectSummaryJSON{
+		ID: p.ID, UUID: p.UUID, Organization: p.OrganizationID, APIToken: p.APIToken, Name: p.Name,
+		CompletedSnippetOnboarding: p.CompletedSnippetOnboarding, HasCompletedOnboardingFor: json.RawMessage(p.HasCompletedOnboardingFor),
+		IngestedEvent: p.IngestedEvent, IsDemo: p.IsDemo, Timezone: p.Timezone, AccessControl: p.AccessControl,
+	}
+}
+
+// projectJSON is the full project, every field of the contract's table.
+type projectJSON struct {
+	IsGeneratingDemoData                        *bool           `json:"is_generating_demo_data,omitempty"`
+	ID                                          int64           `json:"id"`
+	UUID                                        uuid.UUID       `json:"uuid"`
+	Organization                                uuid.UUID       `json:"organization"`
+	APIToken                                    string          `json:"api_token"`
+	AppURLs                                     []string        `json:"app_urls"`
+	Name                                        string          `json:"name"`
+	SlackIncomingWebhook                        *string         `json:"slack_incoming_webhook"`
+	CreatedAt                                   time.Time       `json:"created_at"`
+	UpdatedAt                                   time.Time       `json:"updated_at"`
+	AnonymizeIPs                                bool            `json:"anonymize_ips"`
+	CompletedSnippetOnboarding                  bool            `json:"completed_snippet_onboarding"`
+	IngestedEvent                               bool            `json:"ingested_event"`
+	TestAccountFilters                          json.RawMessage `json:"test_account_filters"`
+	TestAccountFiltersDefaultChecked            bool            `json:"test_account_filters_default_checked"`
+	PathCleaningFilters                         json.RawMessage `json:"path_cleaning_filters"`
+	IsDemo                                      bool            `json:"is_demo"`
+	Timezone                                    string          `json:"timezone"`
+	DataAttributes                              json.RawMessage `json:"data_attributes"`
+	PersonDisplayNameProperties                 []string        `json:"person_display_name_properties"`
+	CorrelationConfig                           json.RawMessage `json:"correlation_config"`
+	AutocaptureOptOut                           bool            `json:"autocapture_opt_out"`
+	AutocaptureExceptionsOptIn                  bool            `json:"autocapture_exceptions_opt_in"`
+	AutocaptureWebVitalsOptIn                   bool            `json:"autocapture_web_vitals_opt_in"`
+	AutocaptureExceptionsErrorsToIgnore         json.RawMessage `json:"autocapture_exceptions_errors_to_ignore"`
+	CaptureConsoleLogOptIn                      bool            `json:"capture_console_log_opt_in"`
+	CapturePerformanceOptIn                     bool            `json:"capture_performance_opt_in"`
+	SessionRecordingOptIn                       bool            `json:"session_recording_opt_in"`
+	SessionRecordingSampleRate                  *string         `json:"session_recording_sample_rate"`
+	SessionRecordingMinimumDurationMilliseconds *int64          `json:"session_recording_minimum_duration_milliseconds"`
+	SessionRecordingLinkedFlag                  json.RawMessage `json:"session_recording_linked_flag"`
+	SessionRecordingNetworkPayloadCaptureConfig json.RawMessage `json:"session_recording_network_payload_capture_config"`
+	SessionReplayConfig                         json.RawMessage `json:"session_replay_config"`
+	EffectiveMembershipLevel                    int             `json:"effective_membership_level"`
+	AccessControl                               bool            `json:"access_control"`
+	WeekStartDay                                *int64          `json:"week_start_day"`
+	HasGroupTypes                               bool            `json:"has_group_types"`
+	PrimaryDashboard                            *int64          `json:"primary_dashboard"`
+	LiveEventsColumns                           []string        `json:"live_events_columns"`
+	RecordingDomains                            []string        `json:"recording_domains"`
+	PersonOnEventsQueryingEnabled               bool            `json:"person_on_events_querying_enabled"`
+	InjectWebApps                               bool            `json:"inject_web_apps"`
+	ExtraSettings                               json.RawMessage `json:"extra_settings"`
+	Modifiers                                   json.RawMessage `json:"modifiers"`
+	DefaultModifiers                            map[string]any  `json:"default_modifiers"`
+	HasCompletedOnboardingFor                   json.RawMessage `json:"has_completed_onboarding_for"`
+	SurveysOptIn                                bool            `json:"surveys_opt_in"`
+	HeatmapsOptIn                               bool            `json:"heatmaps_opt_in"`
+	LiveEventsToken                             string          `json:"live_events_token"`
+}
+
+// defaultModifiers says how insightd runs queries, in PostHog's modifier
+// names: persons are resolved through the distinct_id mapping at query
+// time, not read from the event.
+var defaultModifiers = map[string]any{"personsOnEventsMode": "disabled"}
+
+func projectFull(p *metadata.Project) projectJSON {
+	return projectJSON{
+		ID: p.ID, UUID: p.UUID, Organization: p.OrganizationID, APIToken: p.APIToken,
+		AppURLs: list(p.AppURLs), Name: p.Name, SlackIncomingWebhook: strPtr(p.SlackIncomingWebhook.String, p.SlackIncomingWebhook.Valid),
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, AnonymizeIPs: p.AnonymizeIPs,
+		CompletedSnippetOnboarding: p.CompletedSnippetOnboarding, IngestedEvent: p.IngestedEvent,
+		TestAccountFilters: json.RawMessage(p.TestAccountFilters), TestAccountFiltersDefaultChecked: p.TestAccountFiltersDefaultChecked,
+		PathCleaningFilters: json.RawMessage(p.PathCleaningFilters), IsDemo: p.IsDemo, Timezone: p.Timezone,
+		DataAttributes: json.RawMessage(p.DataAttributes), PersonDisplayNameProperties: list(p.PersonDisplayNameProperties),
+		CorrelationConfig: json.RawMessage(p.CorrelationConfig), AutocaptureOptOut: p.AutocaptureOptOut,
+		AutocaptureExceptionsOptIn: p.AutocaptureExceptionsOptIn, AutocaptureWebVitalsOptIn: p.AutocaptureWebVitalsOptIn,
+		AutocaptureExceptionsErrorsToIgnore: json.RawMessage(p.AutocaptureExceptionsErrorsToIgnore),
+		CaptureConsoleLogOptIn:              p.CaptureConsoleLogOptIn, CapturePerformanceOptIn: p.CapturePerformanceOptIn,
+		SessionRecordingOptIn:                       p.SessionRecordingOptIn,
+		SessionRecordingSampleRate:                  strPtr(p.SessionRecordingSampleRate.String, p.SessionRecordingSampleRate.Valid),
+		SessionRecordingMinimumDurationMilliseconds: intPtr(p.SessionRecordingMinimumDurationMilliseconds.Int64, p.SessionRecordingMinimumDurationMilliseconds.Valid),
+		SessionRecordingLinkedFlag:                  nullJSON(p.SessionRecordingLinkedFlag.Valid, p.SessionRecordingLinkedFlag.JSONText),
+		SessionRecordingNetworkPayloadCaptureConfig: nullJSON(p.SessionRecordingNetworkPayloadCaptureConfig.Valid, p.SessionRecordingNetworkPayloadCaptureConfig.JSONText),
+		SessionReplayConfig:                         nullJSON(p.SessionReplayConfig.Valid, p.SessionReplayConfig.JSONText),
+		EffectiveMembershipLevel:                    p.MembershipLevel, AccessControl: p.AccessControl,
+		WeekStartDay:      intPtr(p.WeekStartDay.Int64, p.WeekStartDay.Valid),
+		PrimaryDashboard:  intPtr(p.PrimaryDashboard.Int64, p.PrimaryDashboard.Valid),
+		LiveEventsColumns: list(p.LiveEventsColumns), RecordingDomains: list(p.RecordingDomains),
+		InjectWebApps: p.InjectWebApps, ExtraSettings: json.RawMessage(p.ExtraSettings), Modifiers: json.RawMessage(p.Modifiers),
+		DefaultModifiers: defaultModifiers, HasCompletedOnboardingFor: json.RawMessage(p.HasCompletedOnboardingFor),
+		SurveysOptIn: p.SurveysOptIn, HeatmapsOptIn: p.HeatmapsOptIn, LiveEventsToken: p.LiveEventsToken,
+	}
+}
+
+func list(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func strPtr(s string, ok bool) *string {
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+func intPtr(n int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &n
+}
+
+func nullJSON(ok bool, raw []byte) json.RawMessage {
+	if !ok || len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(raw)
+}
+
+// userJSON is the user object of the contract.
+type userJSON struct {
+	ID              int64           `json:"id"`
+	UUID            uuid.UUID       `json:"uuid"`
+	DistinctID      string          `json:"distinct_id"`
+	FirstName       string          `json:"first_name"`
+	LastName        string          `json:"last_name"`
+	Email           string          `json:"email"`
+	IsEmailVerified bool            `json:"is_email_verified"`
+	HedgehogConfig  json.RawMessage `json:"hedgehog_config"`
+}
+
+func userObject(u *metadata.User) *userJSON {
+	if u == nil {
+		return nil
+	}
+	return &userJSON{ID: u.ID, UUID: u.UUID, DistinctID: u.DistinctID, FirstName: u.FirstName, LastName: u.LastName,
+		Email: u.Email, IsEmailVerified: u.IsEmailVerified, HedgehogConfig: nullJSON(len(u.HedgehogConfig) > 0, u.HedgehogConfig)}
+}
+
+// activityJSON is one change-log entry in PostHog's activity shape.
+type activityJSON struct {
+	ID        int64                   `json:"id"`
+	User      *userJSON               `json:"user"`
+	Activity  string                  `json:"activity"`
+	Scope     string                  `json:"scope"`
+	ItemID    string                  `json:"item_id"`
+	Detail    metadata.ActivityDetail `json:"detail"`
+	CreatedAt time.Time               `json:"created_at"`
+	IsSystem  bool                    `json:"is_system"`
+	Unread    bool                    `json:"unread"`
+}
+
+func activityEntry(a *metadata.Activity) activityJSON {
+	return activityJSON{ID: a.ID, User: userObject(a.User), Activity: a.Activity, Scope: a.Scope, ItemID: a.ItemID,
+		Detail: a.Detail, CreatedAt: a.CreatedAt, IsSystem: a.User == nil}
+}
