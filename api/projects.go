@@ -16,7 +16,8 @@ import (
 )
 
 func (s *Server) projectRoutes(api *gin.RouterGroup) {
-	g := api.Group("/organizations/:organization_id/projects", s.resolveOrganization)
+	// Membership is checked by each store call, in the same query.
+	g := api.Group("/organizations/:organization_id/projects")
 	g.GET("", requireScope("project:read"), s.listProjects)
 	g.POST("", requireScope("project:write"), s.createProject)
 	g.GET("/:id", requireScope("project:read"), s.getProject)
@@ -27,22 +28,10 @@ func (s *Server) projectRoutes(api *gin.RouterGroup) {
 	g.PATCH("/:id/reset_token", requireScope("project:write"), s.resetProjectToken)
 }
 
-// resolveOrganization answers 404 for an organization the caller is not a
-// member of, exactly as for one that does not exist.
-func (s *Server) resolveOrganization(c *gin.Context) {
-	m, err := s.store.ResolveOrganization(c.Request.Context(), principal(c).User.ID, c.Param("organization_id"))
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.Set("organization", m)
-	c.Next()
-}
-
-func organization(c *gin.Context) metadata.Membership {
-	m, _ := c.MustGet("organization").(metadata.Membership)
-	return m
-}
+// organization is the path's organization reference: a UUID or
+// "@current". One the caller is not a member of answers 404, exactly as
+// one that does not exist.
+func organization(c *gin.Context) string { return c.Param("organization_id") }
 
 func projectID(c *gin.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
@@ -58,7 +47,7 @@ func (s *Server) listProjects(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	ps, total, err := s.store.ListProjects(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, limit, offset)
+	ps, total, err := s.store.ListProjects(c.Request.Context(), principal(c).User.ID, organization(c), limit, offset)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -76,7 +65,7 @@ func (s *Server) createProject(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	p, err := s.store.CreateProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, in)
+	p, err := s.store.CreateProject(c.Request.Context(), principal(c).User.ID, organization(c), in)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -90,7 +79,7 @@ func (s *Server) getProject(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id)
+	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c), id)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -109,7 +98,7 @@ func (s *Server) updateProject(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	p, err := s.store.UpdateProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id, in)
+	p, err := s.store.UpdateProject(c.Request.Context(), principal(c).User.ID, organization(c), id, in)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -123,7 +112,7 @@ func (s *Server) deleteProject(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if err := s.store.DeleteProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id); err != nil {
+	if err := s.store.DeleteProject(c.Request.Context(), principal(c).User.ID, organization(c), id); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -155,7 +144,7 @@ func (s *Server) resetProjectToken(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	p, err := s.store.ResetProjectToken(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id)
+	p, err := s.store.ResetProjectToken(c.Request.Context(), principal(c).User.ID, organization(c), id)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -169,7 +158,7 @@ func (s *Server) isGeneratingDemoData(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c).OrganizationID, id)
+	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c), id)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -191,7 +180,7 @@ func (s *Server) projectActivity(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	if _, err := s.store.GetProject(ctx, principal(c).User.ID, organization(c).OrganizationID, id); err != nil {
+	if _, err := s.store.GetProject(ctx, principal(c).User.ID, organization(c), id); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -248,7 +237,7 @@ type projectSummaryJSON struct {
 	AccessControl              bool            `json:"access_control"`
 }
 
-func projectSummary(p *metadata.Project) projectSummaryJSON {
+func projectSummary(p *metadata.ProjectSummary) projectSummaryJSON {
 	return projectSummaryJSON{
 		ID: p.ID, UUID: p.UUID, Organization: p.OrganizationID, APIToken: p.APIToken, Name: p.Name,
 		CompletedSnippetOnboarding: p.CompletedSnippetOnboarding, HasCompletedOnboardingFor: json.RawMessage(p.HasCompletedOnboardingFor),

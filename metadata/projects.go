@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -65,37 +66,132 @@ type Project struct {
 	MembershipLevel                             int                `db:"membership_level"`
 }
 
-const projectSelect = `SELECT p.*, m.level AS membership_level
+// projectColumns lists the columns Project reads, by name: a column a
+// later migration adds does not break a running (older) server, as p.*
+// would, and prepared statements keep their result type.
+var projectColumns = func() string {
+	t := reflect.TypeOf(Project{})
+	var cols []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag := t.Field(i).Tag.Get("db"); tag != "" && tag != "membership_level" {
+			cols = append(cols, "p."+tag)
+		}
+	}
+	return strings.Join(cols, ", ")
+}()
+
+var projectSelect = `SELECT ` + projectColumns + `, m.level AS membership_level
 	FROM projects p JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1`
 
+// orgCondition is the SQL condition on p.organization_id for an
+// organization reference: a UUID, or "@current" (the user's oldest
+// membership), with the user as $1 and the organization as $2. Membership
+// itself is checked by projectSelect's join, in the same query.
+func orgCondition(org string) (string, any, error) {
+	if org == "@current" {
+		return `p.organization_id = (SELECT organization_id FROM memberships
+			WHERE user_id = $1 AND $2::text = '@current' ORDER BY created_at, organization_id LIMIT 1)`, org, nil
+	}
+	id, err := uuid.Parse(org)
+	if err != nil {
+		return "", nil, ErrNotFound
+	}
+	return "p.organization_id = $2", id, nil
+}
+
+// ProjectSummary is the reduced project the list endpoint returns.
+type ProjectSummary struct {
+	ID                         int64          `db:"id"`
+	UUID                       uuid.UUID      `db:"uuid"`
+	OrganizationID             uuid.UUID      `db:"organization_id"`
+	APIToken                   string         `db:"api_token"`
+	Name                       string         `db:"name"`
+	CompletedSnippetOnboarding bool           `db:"completed_snippet_onboarding"`
+	HasCompletedOnboardingFor  types.JSONText `db:"has_completed_onboarding_for"`
+	IngestedEvent              bool           `db:"ingested_event"`
+	IsDemo                     bool           `db:"is_demo"`
+	Timezone                   string         `db:"timezone"`
+	AccessControl              bool           `db:"access_control"`
+}
+
 // ListProjects returns one page of the organization's projects, oldest
-// first, and the total count. The caller has resolved the membership.
-func (s *Store) ListProjects(ctx context.Context, userID int64, org uuid.UUID, limit, offset int) ([]Project, int, error) {
-	var total int
-	if err := s.db.GetContext(ctx, &total, "SELECT count(*) FROM projects WHERE organization_id = $1", org); err != nil {
+// first, and their total count, in one query that reads only the
+// summary's columns. An organization the user is not a member of is
+// ErrNotFound.
+func (s *Store) ListProjects(ctx context.Context, userID int64, org string, limit, offset int) ([]ProjectSummary, int, error) {
+	cond, orgArg, err := orgCondition(org)
+	if err != nil {
 		return nil, 0, err
 	}
-	var ps []Project
-	err := s.db.SelectContext(ctx, &ps, projectSelect+` WHERE p.organization_id = $2 ORDER BY p.id LIMIT $3 OFFSET $4`,
-		userID, org, limit, offset)
-	return ps, total, err
+	var rows []struct {
+		ProjectSummary
+		Total int `db:"total"`
+	}
+	st, err := s.prepared(ctx, `SELECT p.id, p.uuid, p.organization_id, p.api_token, p.name, p.completed_snippet_onboarding,
+			p.has_completed_onboarding_for, p.ingested_event, p.is_demo, p.timezone, p.access_control,
+			count(*) OVER () AS total
+		FROM projects p JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1
+		WHERE `+cond+` ORDER BY p.id LIMIT $3 OFFSET $4`)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := st.SelectContext(ctx, &rows, userID, orgArg, limit, offset); err != nil {
+		return nil, 0, err
+	}
+	if len(rows) > 0 {
+		ps := make([]ProjectSummary, len(rows))
+		for i := range rows {
+			ps[i] = rows[i].ProjectSummary
+		}
+		return ps, rows[0].Total, nil
+	}
+	// An empty page: past the end, an empty organization, or none at all.
+	if _, err := s.ResolveOrganization(ctx, userID, org); err != nil {
+		return nil, 0, err
+	}
+	var total int
+	err = s.db.GetContext(ctx, &total, `SELECT count(*) FROM projects p
+		JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1 WHERE `+cond, userID, orgArg)
+	return []ProjectSummary{}, total, err
 }
 
 // GetProject returns a project of the organization visible to the user;
 // ErrNotFound otherwise (another organization's project does not exist for them).
-func (s *Store) GetProject(ctx context.Context, userID int64, org uuid.UUID, id int64) (*Project, error) {
-	return s.getProject(ctx, s.db, userID, "p.organization_id = $2 AND p.id = $3", org, id)
+func (s *Store) GetProject(ctx context.Context, userID int64, org string, id int64) (*Project, error) {
+	return s.projectInOrg(ctx, nil, userID, org, id, "")
+}
+
+// projectInOrg reads a project by organization reference and id; suffix
+// may add a locking clause.
+func (s *Store) projectInOrg(ctx context.Context, tx *sqlx.Tx, userID int64, org string, id int64, suffix string) (*Project, error) {
+	cond, orgArg, err := orgCondition(org)
+	if err != nil {
+		return nil, err
+	}
+	return s.getProject(ctx, tx, userID, cond+" AND p.id = $3"+suffix, orgArg, id)
 }
 
 // ProjectForUser returns a project by id if the user belongs to its
 // organization (the /api/projects/:id routes).
 func (s *Store) ProjectForUser(ctx context.Context, userID, id int64) (*Project, error) {
-	return s.getProject(ctx, s.db, userID, "p.id = $2", id)
+	return s.getProject(ctx, nil, userID, "p.id = $2", id)
 }
 
-func (s *Store) getProject(ctx context.Context, q sqlx.QueryerContext, userID int64, where string, args ...any) (*Project, error) {
+// getProject reads one project through q: a transaction, or the pool
+// (nil), where the statement is prepared once and reused.
+func (s *Store) getProject(ctx context.Context, tx *sqlx.Tx, userID int64, where string, args ...any) (*Project, error) {
 	var p Project
-	err := sqlx.GetContext(ctx, q, &p, projectSelect+" WHERE "+where, append([]any{userID}, args...)...)
+	query := projectSelect + " WHERE " + where
+	args = append([]any{userID}, args...)
+	var err error
+	if tx != nil {
+		err = tx.GetContext(ctx, &p, query, args...)
+	} else {
+		var st *sqlx.Stmt
+		if st, err = s.prepared(ctx, query); err == nil {
+			err = st.GetContext(ctx, &p, args...)
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -107,7 +203,12 @@ func (s *Store) getProject(ctx context.Context, q sqlx.QueryerContext, userID in
 
 // CreateProject creates a project with the given fields (already checked
 // by ParseProjectInput) and records the creation.
-func (s *Store) CreateProject(ctx context.Context, userID int64, org uuid.UUID, in ProjectInput) (*Project, error) {
+func (s *Store) CreateProject(ctx context.Context, userID int64, orgRef string, in ProjectInput) (*Project, error) {
+	m, err := s.ResolveOrganization(ctx, userID, orgRef)
+	if err != nil {
+		return nil, err
+	}
+	org := m.OrganizationID
 	if _, ok := in.Values["name"]; !ok {
 		return nil, &ValidationError{Attr: "name", Detail: "This field is required."}
 	}
@@ -143,16 +244,17 @@ func (s *Store) CreateProject(ctx context.Context, userID int64, org uuid.UUID, 
 // UpdateProject applies the given fields. Fields whose value does not
 // change are not written and not logged; an update that changes nothing
 // touches nothing.
-func (s *Store) UpdateProject(ctx context.Context, userID int64, org uuid.UUID, id int64, in ProjectInput) (*Project, error) {
+func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, id int64, in ProjectInput) (*Project, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	before, err := s.getProject(ctx, tx, userID, "p.organization_id = $2 AND p.id = $3 FOR UPDATE OF p", org, id)
+	before, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
 	if err != nil {
 		return nil, err
 	}
+	org := before.OrganizationID
 	var sets []string
 	var args []any
 	var changes []Change
@@ -190,20 +292,19 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, org uuid.UUID, 
 
 // ResetProjectToken gives the project a new api_token; the old one stops
 // working for ingestion with this commit.
-func (s *Store) ResetProjectToken(ctx context.Context, userID int64, org uuid.UUID, id int64) (*Project, error) {
+func (s *Store) ResetProjectToken(ctx context.Context, userID int64, orgRef string, id int64) (*Project, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE projects SET api_token = $1, updated_at = now()
-		WHERE id = $2 AND organization_id = $3 AND EXISTS (SELECT 1 FROM memberships WHERE organization_id = $3 AND user_id = $4)`,
-		randomToken("phc_"), id, org, userID)
+	before, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
 	if err != nil {
 		return nil, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, ErrNotFound
+	org := before.OrganizationID
+	if _, err := tx.ExecContext(ctx, "UPDATE projects SET api_token = $1, updated_at = now() WHERE id = $2", randomToken("phc_"), id); err != nil {
+		return nil, err
 	}
 	p, err := s.getProject(ctx, tx, userID, "p.id = $2", id)
 	if err != nil {
@@ -223,16 +324,17 @@ func (s *Store) ResetProjectToken(ctx context.Context, userID int64, org uuid.UU
 // organization-level activity entry records the deletion. Events are the
 // caller's to delete from ClickHouse (asynchronously); project ids are
 // never reused, so none of them can surface in another project meanwhile.
-func (s *Store) DeleteProject(ctx context.Context, userID int64, org uuid.UUID, id int64) error {
+func (s *Store) DeleteProject(ctx context.Context, userID int64, orgRef string, id int64) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	p, err := s.getProject(ctx, tx, userID, "p.organization_id = $2 AND p.id = $3 FOR UPDATE OF p", org, id)
+	p, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
 	if err != nil {
 		return err
 	}
+	org := p.OrganizationID
 	if _, err := tx.ExecContext(ctx, "DELETE FROM projects WHERE id = $1", id); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -22,11 +23,23 @@ type Config struct {
 	DatabaseURL string
 	// MaxOpenConns bounds the connection pool (default 20).
 	MaxOpenConns int
+	// AuthCacheTTL is how long an authenticated API key is remembered
+	// (default 10s; 0 turns the cache off). A deleted key keeps working
+	// for at most this long.
+	AuthCacheTTL time.Duration
 }
 
-// ConfigFromEnv reads DATABASE_URL; call Validate after applying flags.
+// ConfigFromEnv reads DATABASE_URL and INSIGHTD_AUTH_CACHE_TTL; call
+// Validate after applying flags.
 func ConfigFromEnv() (Config, error) {
-	c := Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20}
+	c := Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20, AuthCacheTTL: 10 * time.Second}
+	if v := os.Getenv("INSIGHTD_AUTH_CACHE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return c, fmt.Errorf("INSIGHTD_AUTH_CACHE_TTL: %w", err)
+		}
+		c.AuthCacheTTL = d
+	}
 	return c, nil
 }
 
@@ -38,12 +51,17 @@ func (c Config) Validate() error {
 	if c.MaxOpenConns < 1 {
 		return errors.New("MaxOpenConns must be at least 1")
 	}
+	if c.AuthCacheTTL < 0 {
+		return errors.New("INSIGHTD_AUTH_CACHE_TTL must not be negative")
+	}
 	return nil
 }
 
 // Store is the metadata store. It is safe for concurrent use.
 type Store struct {
-	db *sqlx.DB
+	db    *sqlx.DB
+	keys  *keyCache
+	stmts sync.Map // query text -> *sqlx.Stmt, see prepared
 }
 
 // Open connects and checks the connection.
@@ -64,7 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, keys: &keyCache{ttl: cfg.AuthCacheTTL, m: map[string]cachedKey{}}}, nil
 }
 
 // DB exposes the pool to tests and tools in this module.
@@ -73,8 +91,34 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 // Ping checks that PostgreSQL answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the prepared statements and the pool.
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, v any) bool {
+		v.(*sqlx.Stmt).Close()
+		return true
+	})
+	return s.db.Close()
+}
+
+// prepared returns the statement for query, prepared once per query text
+// (database/sql prepares it again on each pooled connection as it is first
+// used there). With lib/pq an ad-hoc query with arguments costs two round
+// trips, a prepare and an execute; a prepared statement costs one, which
+// is most of the latency of the hot read paths (keys, projects).
+func (s *Store) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sqlx.Stmt), nil
+	}
+	st, err := s.db.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sqlx.Stmt), nil
+	}
+	return st, nil
+}
 
 // migrationLock is the advisory lock key that serialises concurrent migrate
 // runs (the ASCII of "insightd" as a number).
