@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench lint clean
+.PHONY: run test setup build bench bench-projects lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -18,6 +18,9 @@ build:
 
 bench: setup
 	@scripts/bench.sh
+
+bench-projects: setup
+	@scripts/bench-projects.sh
 
 lint:
 	gofmt -l . | (! grep .)

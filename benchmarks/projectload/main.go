@@ -25,6 +25,7 @@ func main() {
 	clients := flag.Int("clients", 32, "concurrent clients")
 	duration := flag.Duration("duration", 15*time.Second, "how long each endpoint is loaded")
 	projects := flag.Int("projects", 10, "projects to create first, so the list has pages of real size")
+	project := flag.Int64("project", 0, "project to retrieve (default: the last one created)")
 	flag.Parse()
 	if *key == "" {
 		fmt.Fprintln(os.Stderr, "projectload: -key or INSIGHTD_KEY is required")
@@ -50,6 +51,12 @@ func main() {
 			fail(fmt.Errorf("create project: status %d", resp.StatusCode))
 		}
 		id = p.ID
+	}
+	if *project != 0 {
+		id = *project
+	}
+	if id == 0 {
+		fail(fmt.Errorf("no project to retrieve: pass -project or -projects > 0"))
 	}
 	fmt.Printf("| endpoint | clients | requests | errors | req/s | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, ep := range []struct{ name, url string }{
