@@ -24,6 +24,17 @@ ensure_go() {
   command -v go >/dev/null 2>&1 || export PATH=/usr/local/go/bin:$PATH
 }
 
+ensure_curl() {
+  command -v curl >/dev/null 2>&1 && return 0
+  if is_root && command -v apt-get >/dev/null 2>&1; then
+    log "installing curl (Debian package curl)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
+  else
+    die "curl is needed by the end-to-end checks: install it (Debian: sudo apt-get install curl)"
+  fi
+}
+
 # pg_bin_dir prints the newest installed PostgreSQL server's bin directory.
 pg_bin_dir() {
   local d

@@ -5,4 +5,5 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ensure_go
 ensure_postgres
+ensure_curl
 fetch_chdb
