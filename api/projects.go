@@ -73,18 +73,24 @@ func (s *Server) createProject(c *gin.Context) {
 	c.JSON(http.StatusCreated, projectFull(p))
 }
 
-func (s *Server) getProject(c *gin.Context) {
+// pathProject loads the path's project for the caller; on failure it has
+// written the error and returns false.
+func (s *Server) pathProject(c *gin.Context) (*metadata.Project, bool) {
 	id, err := projectID(c)
-	if err != nil {
-		writeError(c, err)
-		return
+	if err == nil {
+		var p *metadata.Project
+		if p, err = s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c), id); err == nil {
+			return p, true
+		}
 	}
-	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c), id)
-	if err != nil {
-		writeError(c, err)
-		return
+	writeError(c, err)
+	return nil, false
+}
+
+func (s *Server) getProject(c *gin.Context) {
+	if p, ok := s.pathProject(c); ok {
+		c.JSON(http.StatusOK, projectFull(p))
 	}
-	c.JSON(http.StatusOK, projectFull(p))
 }
 
 func (s *Server) updateProject(c *gin.Context) {
@@ -153,14 +159,8 @@ func (s *Server) resetProjectToken(c *gin.Context) {
 }
 
 func (s *Server) isGeneratingDemoData(c *gin.Context) {
-	id, err := projectID(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	p, err := s.store.GetProject(c.Request.Context(), principal(c).User.ID, organization(c), id)
-	if err != nil {
-		writeError(c, err)
+	p, ok := s.pathProject(c)
+	if !ok {
 		return
 	}
 	out := projectFull(p)
@@ -169,22 +169,16 @@ func (s *Server) isGeneratingDemoData(c *gin.Context) {
 }
 
 func (s *Server) projectActivity(c *gin.Context) {
-	id, err := projectID(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
 	limit, offset, err := page(c)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	if _, err := s.store.GetProject(ctx, principal(c).User.ID, organization(c), id); err != nil {
-		writeError(c, err)
+	p, ok := s.pathProject(c)
+	if !ok {
 		return
 	}
-	entries, total, err := s.store.ListActivity(ctx, id, "Project", strconv.FormatInt(id, 10), limit, offset)
+	entries, total, err := s.store.ListActivity(c.Request.Context(), p.ID, "Project", strconv.FormatInt(p.ID, 10), limit, offset)
 	if err != nil {
 		writeError(c, err)
 		return
