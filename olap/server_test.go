@@ -324,41 +324,7 @@ func TestServerBackend(t *testing.T) {
 	})
 
 	t.Run("Cancel stops the query running under an id", func(t *testing.T) {
-		id := "server-cancel-" + strings.ReplaceAll(uuid.NewString(), "-", "")
-		errc := make(chan error, 1)
-		go func() {
-			_, err := s.Query(WithQueryID(ctx, id), querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
-			errc <- err
-		}()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			ok, err := s.Cancel(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the query never showed up to be cancelled")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		select {
-		case err := <-errc:
-			code, ok := ErrorCode(err)
-			if !ok || code != CodeQueryWasCancelled {
-				t.Fatalf("err = %v, want code %d", err, CodeQueryWasCancelled)
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatal("cancelled query still running after 2s")
-		}
-		for _, other := range []string{"nothing-runs-under-this-id", "bad id'; --", ""} {
-			ok, err := s.Cancel(ctx, other)
-			if err != nil || ok {
-				t.Fatalf("Cancel(%q) = %v, %v; want false, nil", other, ok, err)
-			}
-		}
+		testCancelByQueryID(t, s, "server-cancel-"+strings.ReplaceAll(uuid.NewString(), "-", ""))
 	})
 
 	t.Run("errors carry their ClickHouse code", func(t *testing.T) {
