@@ -239,26 +239,19 @@ func projectSummary(p *metadata.ProjectSummary) projectSummaryJSON {
 	}
 }
 
-// projectJSON is the full project, every field of the contract's table.
+// projectJSON is the full project, every field of the contract's table:
+// the list's summary and the rest.
 type projectJSON struct {
-	IsGeneratingDemoData                        *bool           `json:"is_generating_demo_data,omitempty"`
-	ID                                          int64           `json:"id"`
-	UUID                                        uuid.UUID       `json:"uuid"`
-	Organization                                uuid.UUID       `json:"organization"`
-	APIToken                                    string          `json:"api_token"`
+	IsGeneratingDemoData *bool `json:"is_generating_demo_data,omitempty"`
+	projectSummaryJSON
 	AppURLs                                     []string        `json:"app_urls"`
-	Name                                        string          `json:"name"`
 	SlackIncomingWebhook                        *string         `json:"slack_incoming_webhook"`
 	CreatedAt                                   time.Time       `json:"created_at"`
 	UpdatedAt                                   time.Time       `json:"updated_at"`
 	AnonymizeIPs                                bool            `json:"anonymize_ips"`
-	CompletedSnippetOnboarding                  bool            `json:"completed_snippet_onboarding"`
-	IngestedEvent                               bool            `json:"ingested_event"`
 	TestAccountFilters                          json.RawMessage `json:"test_account_filters"`
 	TestAccountFiltersDefaultChecked            bool            `json:"test_account_filters_default_checked"`
 	PathCleaningFilters                         json.RawMessage `json:"path_cleaning_filters"`
-	IsDemo                                      bool            `json:"is_demo"`
-	Timezone                                    string          `json:"timezone"`
 	DataAttributes                              json.RawMessage `json:"data_attributes"`
 	PersonDisplayNameProperties                 []string        `json:"person_display_name_properties"`
 	CorrelationConfig                           json.RawMessage `json:"correlation_config"`
@@ -275,7 +268,6 @@ type projectJSON struct {
 	SessionRecordingNetworkPayloadCaptureConfig json.RawMessage `json:"session_recording_network_payload_capture_config"`
 	SessionReplayConfig                         json.RawMessage `json:"session_replay_config"`
 	EffectiveMembershipLevel                    int             `json:"effective_membership_level"`
-	AccessControl                               bool            `json:"access_control"`
 	WeekStartDay                                *int64          `json:"week_start_day"`
 	HasGroupTypes                               bool            `json:"has_group_types"`
 	PrimaryDashboard                            *int64          `json:"primary_dashboard"`
@@ -286,7 +278,6 @@ type projectJSON struct {
 	ExtraSettings                               json.RawMessage `json:"extra_settings"`
 	Modifiers                                   json.RawMessage `json:"modifiers"`
 	DefaultModifiers                            map[string]any  `json:"default_modifiers"`
-	HasCompletedOnboardingFor                   json.RawMessage `json:"has_completed_onboarding_for"`
 	SurveysOptIn                                bool            `json:"surveys_opt_in"`
 	HeatmapsOptIn                               bool            `json:"heatmaps_opt_in"`
 	LiveEventsToken                             string          `json:"live_events_token"`
@@ -299,13 +290,12 @@ var defaultModifiers = map[string]any{"personsOnEventsMode": "disabled"}
 
 func projectFull(p *metadata.Project) projectJSON {
 	return projectJSON{
-		ID: p.ID, UUID: p.UUID, Organization: p.OrganizationID, APIToken: p.APIToken,
-		AppURLs: list(p.AppURLs), Name: p.Name, SlackIncomingWebhook: strPtr(p.SlackIncomingWebhook.String, p.SlackIncomingWebhook.Valid),
+		projectSummaryJSON: projectSummary(&p.ProjectSummary),
+		AppURLs:            list(p.AppURLs), SlackIncomingWebhook: strPtr(p.SlackIncomingWebhook.String, p.SlackIncomingWebhook.Valid),
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, AnonymizeIPs: p.AnonymizeIPs,
-		CompletedSnippetOnboarding: p.CompletedSnippetOnboarding, IngestedEvent: p.IngestedEvent,
 		TestAccountFilters: json.RawMessage(p.TestAccountFilters), TestAccountFiltersDefaultChecked: p.TestAccountFiltersDefaultChecked,
-		PathCleaningFilters: json.RawMessage(p.PathCleaningFilters), IsDemo: p.IsDemo, Timezone: p.Timezone,
-		DataAttributes: json.RawMessage(p.DataAttributes), PersonDisplayNameProperties: list(p.PersonDisplayNameProperties),
+		PathCleaningFilters: json.RawMessage(p.PathCleaningFilters),
+		DataAttributes:      json.RawMessage(p.DataAttributes), PersonDisplayNameProperties: list(p.PersonDisplayNameProperties),
 		CorrelationConfig: json.RawMessage(p.CorrelationConfig), AutocaptureOptOut: p.AutocaptureOptOut,
 		AutocaptureExceptionsOptIn: p.AutocaptureExceptionsOptIn, AutocaptureWebVitalsOptIn: p.AutocaptureWebVitalsOptIn,
 		AutocaptureExceptionsErrorsToIgnore: json.RawMessage(p.AutocaptureExceptionsErrorsToIgnore),
@@ -316,13 +306,13 @@ func projectFull(p *metadata.Project) projectJSON {
 		SessionRecordingLinkedFlag:                  nullJSON(p.SessionRecordingLinkedFlag.Valid, p.SessionRecordingLinkedFlag.JSONText),
 		SessionRecordingNetworkPayloadCaptureConfig: nullJSON(p.SessionRecordingNetworkPayloadCaptureConfig.Valid, p.SessionRecordingNetworkPayloadCaptureConfig.JSONText),
 		SessionReplayConfig:                         nullJSON(p.SessionReplayConfig.Valid, p.SessionReplayConfig.JSONText),
-		EffectiveMembershipLevel:                    p.MembershipLevel, AccessControl: p.AccessControl,
-		WeekStartDay:      intPtr(p.WeekStartDay.Int64, p.WeekStartDay.Valid),
-		PrimaryDashboard:  intPtr(p.PrimaryDashboard.Int64, p.PrimaryDashboard.Valid),
-		LiveEventsColumns: list(p.LiveEventsColumns), RecordingDomains: list(p.RecordingDomains),
+		EffectiveMembershipLevel:                    p.MembershipLevel,
+		WeekStartDay:                                intPtr(p.WeekStartDay.Int64, p.WeekStartDay.Valid),
+		PrimaryDashboard:                            intPtr(p.PrimaryDashboard.Int64, p.PrimaryDashboard.Valid),
+		LiveEventsColumns:                           list(p.LiveEventsColumns), RecordingDomains: list(p.RecordingDomains),
 		InjectWebApps: p.InjectWebApps, ExtraSettings: json.RawMessage(p.ExtraSettings), Modifiers: json.RawMessage(p.Modifiers),
-		DefaultModifiers: defaultModifiers, HasCompletedOnboardingFor: json.RawMessage(p.HasCompletedOnboardingFor),
-		SurveysOptIn: p.SurveysOptIn, HeatmapsOptIn: p.HeatmapsOptIn, LiveEventsToken: p.LiveEventsToken,
+		DefaultModifiers: defaultModifiers,
+		SurveysOptIn:     p.SurveysOptIn, HeatmapsOptIn: p.HeatmapsOptIn, LiveEventsToken: p.LiveEventsToken,
 	}
 }
 

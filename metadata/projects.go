@@ -16,25 +16,17 @@ import (
 )
 
 // Project is a project (PostHog's team) as stored, with the caller's
-// membership level joined in.
+// membership level joined in: the summary's columns and all the others.
 type Project struct {
-	ID                                          int64              `db:"id"`
-	UUID                                        uuid.UUID          `db:"uuid"`
-	OrganizationID                              uuid.UUID          `db:"organization_id"`
-	APIToken                                    string             `db:"api_token"`
+	ProjectSummary
 	LiveEventsToken                             string             `db:"live_events_token"`
-	Name                                        string             `db:"name"`
 	AppURLs                                     pq.StringArray     `db:"app_urls"`
 	SlackIncomingWebhook                        sql.NullString     `db:"slack_incoming_webhook"`
 	AnonymizeIPs                                bool               `db:"anonymize_ips"`
-	CompletedSnippetOnboarding                  bool               `db:"completed_snippet_onboarding"`
-	IngestedEvent                               bool               `db:"ingested_event"`
 	TestAccountFilters                          types.JSONText     `db:"test_account_filters"`
 	TestAccountFiltersDefaultChecked            bool               `db:"test_account_filters_default_checked"`
 	PathCleaningFilters                         types.JSONText     `db:"path_cleaning_filters"`
-	IsDemo                                      bool               `db:"is_demo"`
 	GeneratingDemoData                          bool               `db:"generating_demo_data"`
-	Timezone                                    string             `db:"timezone"`
 	DataAttributes                              types.JSONText     `db:"data_attributes"`
 	PersonDisplayNameProperties                 pq.StringArray     `db:"person_display_name_properties"`
 	CorrelationConfig                           types.JSONText     `db:"correlation_config"`
@@ -50,7 +42,6 @@ type Project struct {
 	SessionRecordingLinkedFlag                  types.NullJSONText `db:"session_recording_linked_flag"`
 	SessionRecordingNetworkPayloadCaptureConfig types.NullJSONText `db:"session_recording_network_payload_capture_config"`
 	SessionReplayConfig                         types.NullJSONText `db:"session_replay_config"`
-	AccessControl                               bool               `db:"access_control"`
 	WeekStartDay                                sql.NullInt64      `db:"week_start_day"`
 	PrimaryDashboard                            sql.NullInt64      `db:"primary_dashboard"`
 	LiveEventsColumns                           pq.StringArray     `db:"live_events_columns"`
@@ -58,7 +49,6 @@ type Project struct {
 	InjectWebApps                               bool               `db:"inject_web_apps"`
 	ExtraSettings                               types.JSONText     `db:"extra_settings"`
 	Modifiers                                   types.JSONText     `db:"modifiers"`
-	HasCompletedOnboardingFor                   types.JSONText     `db:"has_completed_onboarding_for"`
 	SurveysOptIn                                bool               `db:"surveys_opt_in"`
 	HeatmapsOptIn                               bool               `db:"heatmaps_opt_in"`
 	CreatedAt                                   time.Time          `db:"created_at"`
@@ -70,13 +60,19 @@ type Project struct {
 // later migration adds does not break a running (older) server, as p.*
 // would, and prepared statements keep their result type.
 var projectColumns = func() string {
-	t := reflect.TypeOf(Project{})
 	var cols []string
-	for i := 0; i < t.NumField(); i++ {
-		if tag := t.Field(i).Tag.Get("db"); tag != "" && tag != "membership_level" {
-			cols = append(cols, "p."+tag)
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Anonymous {
+				walk(f.Type)
+			} else if tag := f.Tag.Get("db"); tag != "" && tag != "membership_level" {
+				cols = append(cols, "p."+tag)
+			}
 		}
 	}
+	walk(reflect.TypeOf(Project{}))
 	return strings.Join(cols, ", ")
 }()
 

@@ -289,38 +289,7 @@ func TestServerBackend(t *testing.T) {
 	})
 
 	t.Run("a context that ends stops a long query within a second", func(t *testing.T) {
-		for _, how := range []string{"cancel", "deadline"} {
-			t.Run("by "+how, func(t *testing.T) {
-				var qctx context.Context
-				var cancel context.CancelFunc
-				if how == "cancel" {
-					qctx, cancel = context.WithCancel(ctx)
-					time.AfterFunc(300*time.Millisecond, cancel)
-				} else {
-					qctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
-				}
-				defer cancel()
-				start := time.Now()
-				_, err := s.Query(qctx, querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
-				took := time.Since(start)
-				if err == nil {
-					t.Fatal("query finished instead of being stopped")
-				}
-				want := context.Canceled
-				if how == "deadline" {
-					want = context.DeadlineExceeded
-				}
-				if !errors.Is(err, want) {
-					t.Fatalf("err = %v, want %v", err, want)
-				}
-				if took > 1300*time.Millisecond {
-					t.Fatalf("stopped after %v, want within a second of the cancel", took)
-				}
-			})
-		}
-		if err := s.Ping(ctx); err != nil {
-			t.Fatal(err)
-		}
+		testContextStopsLongQuery(t, s)
 	})
 
 	t.Run("Cancel stops the query running under an id", func(t *testing.T) {
