@@ -26,12 +26,18 @@ type Config struct {
 	Addr            string        // INSIGHTD_ADDR, default 127.0.0.1:8000
 	BodyLimit       int64         // INSIGHTD_BODY_LIMIT bytes, default 20 MiB
 	ShutdownTimeout time.Duration // how long in-flight requests may finish, default 30s
+	Ingest          olap.WriterConfig
 }
 
 // ConfigFromEnv reads INSIGHTD_ADDR and INSIGHTD_BODY_LIMIT; call Validate
 // after applying flags.
 func ConfigFromEnv() (Config, error) {
 	c := Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second}
+	ingest, err := olap.WriterConfigFromEnv()
+	if err != nil {
+		return c, err
+	}
+	c.Ingest = ingest
 	if v := os.Getenv("INSIGHTD_ADDR"); v != "" {
 		c.Addr = v
 	}
@@ -66,6 +72,10 @@ type Server struct {
 	log    *slog.Logger
 	store  *metadata.Store
 	engine olap.Engine
+	// writer stores captured events (group commit); see capture.go.
+	writer *olap.Writer
+	// ingested remembers projects known to have their ingested_event set.
+	ingested sync.Map
 
 	// bg tracks work that outlives its request (a deleted project's
 	// events), so shutdown can wait for it.
@@ -81,7 +91,8 @@ type Server struct {
 
 // New builds the server.
 func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine) *Server {
-	s := &Server{cfg: cfg, log: log, store: store, engine: engine}
+	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
+		writer: olap.NewWriter(engine, log, cfg.Ingest)}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s
 }
@@ -126,8 +137,10 @@ func (s *Server) Handler() http.Handler {
 	r.GET("/_health", s.health)
 	r.GET("/_ready", s.ready)
 
+	s.captureRoutes(r)
 	api := r.Group("/api", s.authenticate)
 	s.projectRoutes(api)
+	s.insightRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}
@@ -167,6 +180,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	s.waitBackground(sctx)
+	// Requests have all been answered; what they queued is written.
+	s.writer.Close()
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

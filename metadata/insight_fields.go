@@ -1,0 +1,280 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx/types"
+	"github.com/lib/pq"
+)
+
+// InsightKinds are the analysis kinds an insight's filters may name in
+// "insight" (PostHog's legacy filter kinds, upper case as PostHog stores them).
+var InsightKinds = []string{"TRENDS", "FUNNELS", "RETENTION", "PATHS", "STICKINESS", "LIFECYCLE"}
+
+// Limits on insight input, PostHog's column sizes: longer values would be
+// rejected by PostHog's database, so clients never send them.
+const (
+	insightTextMax = 400 // name, derived_name, description
+	tagMax         = 255
+	// jsonDepthMax bounds nesting in filters and query: PostgreSQL parses
+	// jsonb recursively and fails deep documents with a stack-depth error,
+	// which must be a 400, not a 500. Real filters nest a handful of levels.
+	jsonDepthMax = 64
+)
+
+// InsightInput is a checked set of writeable insight fields: column name
+// to the value to store.
+type InsightInput struct {
+	Values map[string]any
+}
+
+// insightField is one writeable field: how to read a JSON value for it
+// and how to get its current value in the same shape, for diffs.
+type insightField struct {
+	name  string
+	parse func(raw json.RawMessage) (any, string)
+	get   func(i *Insight) any
+}
+
+// ParseInsightInput checks the writeable fields present in body (any
+// subset). Fields that are not writeable (read-only or unknown) are
+// ignored, as for projects and as PostHog does; the first bad value is a
+// ValidationError naming it.
+func ParseInsightInput(body map[string]json.RawMessage) (InsightInput, error) {
+	in := InsightInput{Values: map[string]any{}}
+	if raw, ok := body["dashboards"]; ok {
+		if problem := checkDashboards(raw); problem != "" {
+			return in, &ValidationError{Attr: "dashboards", Detail: problem}
+		}
+	}
+	for _, f := range insightFields {
+		raw, ok := body[f.name]
+		if !ok {
+			continue
+		}
+		v, problem := f.parse(raw)
+		if problem != "" {
+			return in, &ValidationError{Attr: f.name, Detail: problem}
+		}
+		in.Values[f.name] = v
+	}
+	return in, nil
+}
+
+// checkDashboards accepts the deprecated dashboards list: integers, and
+// since no dashboard exists yet, none at all.
+func checkDashboards(raw json.RawMessage) string {
+	var ids []json.Number
+	if isNull(raw) || json.Unmarshal(raw, &ids) != nil {
+		return "Must be a list of dashboard ids."
+	}
+	for _, id := range ids {
+		if _, err := id.Int64(); err != nil {
+			return fmt.Sprintf("%q is not a dashboard id.", id)
+		}
+	}
+	if len(ids) > 0 {
+		return fmt.Sprintf("Dashboard %s does not exist.", ids[0])
+	}
+	return ""
+}
+
+// insightFields are the contract's writeable fields with their rules.
+var insightFields = []insightField{
+	{name: "name", parse: textParser(true), get: func(i *Insight) any { return nullString(i.Name.String, i.Name.Valid) }},
+	{name: "derived_name", parse: textParser(true), get: func(i *Insight) any {
+		return nullString(i.DerivedName.String, i.DerivedName.Valid)
+	}},
+	{name: "description", parse: textParser(false), get: func(i *Insight) any { return i.Description }},
+	{name: "filters", parse: parseFilters, get: func(i *Insight) any { return i.Filters }},
+	{name: "query", parse: parseQuery, get: func(i *Insight) any { return nullJSON(i.Query) }},
+	{name: "order", parse: parseOrder, get: func(i *Insight) any { return nullInt(i.Order.Int64, i.Order.Valid) }},
+	{name: "deleted", parse: parseBool, get: func(i *Insight) any { return i.Deleted }},
+	{name: "tags", parse: parseTags, get: func(i *Insight) any { return []string(i.Tags) }},
+	{name: "favorited", parse: parseBool, get: func(i *Insight) any { return i.Favorited }},
+	{name: "saved", parse: parseBool, get: func(i *Insight) any { return i.Saved }},
+}
+
+// textParser reads a string, trimmed as Django REST framework trims, of
+// at most insightTextMax characters. A nullable field takes null; the
+// others read null as "" (the column is never null).
+func textParser(nullable bool) func(json.RawMessage) (any, string) {
+	return func(raw json.RawMessage) (any, string) {
+		if isNull(raw) {
+			if nullable {
+				return nil, ""
+			}
+			return "", ""
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, "Must be a string."
+		}
+		s = strings.TrimSpace(s)
+		if problem := checkText(s, insightTextMax); problem != "" {
+			return nil, problem
+		}
+		return s, ""
+	}
+}
+
+// checkText refuses what PostgreSQL text cannot hold (NUL) and what is
+// longer than max characters.
+func checkText(s string, max int) string {
+	if strings.ContainsRune(s, 0) {
+		return "Must not contain NUL characters."
+	}
+	if n := len([]rune(s)); n > max {
+		return fmt.Sprintf("Must be at most %d characters (got %d).", max, n)
+	}
+	return ""
+}
+
+func parseBool(raw json.RawMessage) (any, string) {
+	var b bool
+	if isNull(raw) || json.Unmarshal(raw, &b) != nil {
+		return nil, "Must be a boolean."
+	}
+	return b, ""
+}
+
+// parseOrder reads an integer that fits the column (32 bits), or null.
+func parseOrder(raw json.RawMessage) (any, string) {
+	if isNull(raw) {
+		return nil, ""
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return nil, "Must be an integer or null."
+	}
+	v, err := n.Int64()
+	if err != nil {
+		return nil, "Must be an integer or null."
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return nil, fmt.Sprintf("Must be from %d to %d.", math.MinInt32, math.MaxInt32)
+	}
+	return v, ""
+}
+
+// parseTags reads a list of tag names: trimmed, non-empty, each once (in
+// the order first given).
+func parseTags(raw json.RawMessage) (any, string) {
+	var items []any
+	if isNull(raw) || json.Unmarshal(raw, &items) != nil {
+		return nil, "Must be a list of strings."
+	}
+	tags := []string{}
+	for i, it := range items {
+		s, ok := it.(string)
+		if !ok {
+			return nil, fmt.Sprintf("Must be a list of strings; item %d is not a string.", i)
+		}
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, fmt.Sprintf("Item %d is empty.", i)
+		}
+		if problem := checkText(s, tagMax); problem != "" {
+			return nil, fmt.Sprintf("Item %d: %s", i, problem)
+		}
+		if !slices.Contains(tags, s) {
+			tags = append(tags, s)
+		}
+	}
+	return pq.StringArray(tags), ""
+}
+
+// parseFilters reads the legacy filter object. Its content is the query
+// builder's to check; here only that it is an object PostgreSQL can
+// store, and that "insight", when present, names a known kind.
+func parseFilters(raw json.RawMessage) (any, string) {
+	if isNull(raw) {
+		return nil, "May not be null; send {} for no filters."
+	}
+	doc, v, problem := jsonObjectDocument(raw)
+	if problem != "" {
+		return nil, problem
+	}
+	if kind, ok := v["insight"]; ok {
+		s, isString := kind.(string)
+		if !isString || !slices.Contains(InsightKinds, strings.ToUpper(s)) {
+			return nil, fmt.Sprintf("filters.insight must be one of %s.", strings.Join(InsightKinds, ", "))
+		}
+	}
+	return doc, ""
+}
+
+// parseQuery reads a query node: an object, the same object as a JSON
+// string (how PostHog's schema describes it), or null.
+func parseQuery(raw json.RawMessage) (any, string) {
+	if isNull(raw) {
+		return nil, ""
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		raw = json.RawMessage(text)
+	}
+	doc, _, problem := jsonObjectDocument(raw)
+	if problem != "" {
+		return nil, "Must be a query object or a JSON string of one: " + problem
+	}
+	return doc, ""
+}
+
+// jsonObjectDocument decodes a JSON object and re-encodes it for
+// PostgreSQL: numbers keep their digits, invalid escapes (lone
+// surrogates) become U+FFFD as everywhere else in Go's decoder, and NUL
+// characters and deep nesting, which jsonb refuses, are refused here.
+func jsonObjectDocument(raw json.RawMessage) (types.JSONText, map[string]any, string) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, nil, "Must be valid JSON."
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, "Must be a JSON object."
+	}
+	if problem := checkDocument(v, 1); problem != "" {
+		return nil, nil, problem
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, "Must be valid JSON."
+	}
+	return types.JSONText(b), obj, ""
+}
+
+func checkDocument(v any, depth int) string {
+	if depth > jsonDepthMax {
+		return fmt.Sprintf("Must not nest deeper than %d levels.", jsonDepthMax)
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.ContainsRune(x, 0) {
+			return "Must not contain NUL characters."
+		}
+	case []any:
+		for _, e := range x {
+			if p := checkDocument(e, depth+1); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if p := checkDocument(k, depth); p != "" {
+				return p
+			}
+			if p := checkDocument(e, depth+1); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
