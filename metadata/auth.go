@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,70 +56,13 @@ func cutSuffix(s, suffix string) (string, bool) {
 // does not turn every read into a write.
 const keyTouchInterval = time.Minute
 
-// keyCache remembers keys that authenticated, for a short time: API
-// clients send the same key on every request, and the lookup would
-// otherwise be one more PostgreSQL round trip on each. Unknown keys are
-// never cached. A key deleted from the database keeps working until its
-// entry expires (Config.AuthCacheTTL).
-type keyCache struct {
-	ttl time.Duration
-	mu  sync.RWMutex
-	m   map[string]cachedKey
-}
-
-type cachedKey struct {
-	p       Principal
-	expires time.Time
-}
-
-// keyCacheSize bounds the cache; past it, expired entries go first and
-// then an arbitrary one, which only costs that key a lookup.
-const keyCacheSize = 10000
-
-func (c *keyCache) get(hash string) (*Principal, bool) {
-	if c == nil || c.ttl <= 0 {
-		return nil, false
-	}
-	c.mu.RLock()
-	e, ok := c.m[hash]
-	c.mu.RUnlock()
-	if !ok || time.Now().After(e.expires) {
-		return nil, false
-	}
-	p := e.p
-	p.Scopes = slices.Clone(e.p.Scopes)
-	return &p, true
-}
-
-func (c *keyCache) put(hash string, p *Principal) {
-	if c == nil || c.ttl <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	if len(c.m) >= keyCacheSize {
-		for k, e := range c.m {
-			if now.After(e.expires) {
-				delete(c.m, k)
-			}
-		}
-		for k := range c.m {
-			if len(c.m) < keyCacheSize {
-				break
-			}
-			delete(c.m, k)
-		}
-	}
-	c.m[hash] = cachedKey{p: *p, expires: now.Add(c.ttl)}
-}
-
 // Authenticate finds the user behind a personal API key; ErrNotFound for
 // an unknown key.
 func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error) {
 	hash := HashKey(key)
 	if p, ok := s.keys.get(hash); ok {
-		return p, nil
+		p.Scopes = slices.Clone(p.Scopes)
+		return &p, nil
 	}
 	var row struct {
 		User
@@ -154,7 +96,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error
 		}
 	}
 	p := &Principal{User: row.User, KeyID: row.KeyID, Scopes: row.Scopes}
-	s.keys.put(hash, p)
+	s.keys.put(hash, *p)
 	return p, nil
 }
 

@@ -287,7 +287,8 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, 
 }
 
 // ResetProjectToken gives the project a new api_token; the old one stops
-// working for ingestion with this commit.
+// working for ingestion with this commit in this process, and within
+// Config.AuthCacheTTL in any other process sharing the database.
 func (s *Store) ResetProjectToken(ctx context.Context, userID int64, orgRef string, id int64) (*Project, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -312,7 +313,11 @@ func (s *Store) ResetProjectToken(ctx context.Context, userID int64, orgRef stri
 			Changes: []Change{{Type: "Project", Field: "api_token", Action: "changed"}}}}); err != nil {
 		return nil, err
 	}
-	return p, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	s.tokens.drop(before.APIToken)
+	return p, nil
 }
 
 // DeleteProject removes the project and, by cascade, its insights, views,
@@ -338,7 +343,11 @@ func (s *Store) DeleteProject(ctx context.Context, userID int64, orgRef string, 
 		Activity: "deleted", UserID: userID, Detail: ActivityDetail{Name: p.Name}}); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.tokens.drop(p.APIToken)
+	return nil
 }
 
 func placeholders(n int) string {

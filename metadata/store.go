@@ -59,9 +59,16 @@ func (c Config) Validate() error {
 
 // Store is the metadata store. It is safe for concurrent use.
 type Store struct {
-	db    *sqlx.DB
-	keys  *keyCache
-	stmts sync.Map // query text -> *sqlx.Stmt, see prepared
+	db *sqlx.DB
+	// keys remembers keys that authenticated, for a short time: API
+	// clients send the same key on every request, and the lookup would
+	// otherwise be one more PostgreSQL round trip on each. Unknown keys
+	// are never cached. A deleted key keeps working until its entry
+	// expires (Config.AuthCacheTTL).
+	keys *ttlCache[Principal]
+	// tokens does the same for project api tokens on the capture path.
+	tokens *ttlCache[TokenProject]
+	stmts  sync.Map // query text -> *sqlx.Stmt, see prepared
 }
 
 // Open connects and checks the connection.
@@ -82,7 +89,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	return &Store{db: db, keys: &keyCache{ttl: cfg.AuthCacheTTL, m: map[string]cachedKey{}}}, nil
+	return &Store{db: db, keys: newTTLCache[Principal](cfg.AuthCacheTTL), tokens: newTTLCache[TokenProject](cfg.AuthCacheTTL)}, nil
 }
 
 // DB exposes the pool to tests and tools in this module.

@@ -2,12 +2,10 @@ package olap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -209,46 +207,36 @@ func (e *Embedded) Exec(ctx context.Context, stmt querybuilder.Statement) error 
 	})
 }
 
-// eventRow is an Event as the JSONEachRow line chDB parses.
-type eventRow struct {
-	UUID       string `json:"uuid"`
-	TeamID     int64  `json:"team_id"`
-	Event      string `json:"event"`
-	DistinctID string `json:"distinct_id"`
-	PersonID   string `json:"person_id"`
-	Timestamp  string `json:"timestamp"`
-	Properties string `json:"properties"`
-	CreatedAt  string `json:"created_at"`
-}
-
-// InsertEvents implements Engine. The rows travel as JSONEachRow data
-// beside the INSERT statement, never inside its text.
+// InsertEvents implements Engine. The rows travel as RowBinary data beside
+// the INSERT statement, never inside its text.
 func (e *Embedded) InsertEvents(ctx context.Context, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	var buf strings.Builder
-	enc := json.NewEncoder(&buf)
-	for _, ev := range events {
-		if err := enc.Encode(eventRow{
-			UUID: ev.UUID.String(), TeamID: ev.TeamID, Event: ev.Event, DistinctID: ev.DistinctID,
-			PersonID: ev.PersonID.String(), Timestamp: ev.Timestamp.UTC().Format(TimeLayout),
-			Properties: ev.Properties, CreatedAt: ev.CreatedAt.UTC().Format(TimeLayout),
-		}); err != nil {
-			return err
-		}
+	return e.insert(ctx, eventsTable, len(events), encodeEvents(events))
+}
+
+// Insert implements Engine.
+func (e *Embedded) Insert(ctx context.Context, t Table, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	data := []byte(buf.String())
+	data, err := encodeRows(t, rows)
+	if err != nil {
+		return err
+	}
+	return e.insert(ctx, t, len(rows), data)
+}
+
+func (e *Embedded) insert(ctx context.Context, t Table, n int, data []byte) error {
 	return e.run(ctx, func(c *chdb.Conn, tag string) error {
-		n, err := c.Insert(tag+"INSERT INTO events ("+eventColumns+")", "JSONEachRow", nil, data)
-		if err == nil && n != uint64(len(events)) {
-			err = fmt.Errorf("inserted %d of %d events", n, len(events))
+		written, err := c.Insert(tag+t.insertSQL(), "RowBinary", nil, data)
+		if err == nil && written != uint64(n) {
+			err = fmt.Errorf("inserted %d of %d rows into %s", written, n, t.name)
 		}
 		return err
 	})
 }
-
-const eventColumns = "uuid, team_id, event, distinct_id, person_id, timestamp, properties, created_at"
 
 // Ping implements Engine.
 func (e *Embedded) Ping(ctx context.Context) error {

@@ -31,6 +31,9 @@ type Engine interface {
 	Exec(ctx context.Context, stmt querybuilder.Statement) error
 	// InsertEvents writes events in one insert: all of them or none.
 	InsertEvents(ctx context.Context, events []Event) error
+	// Insert writes rows into one of the tables ingestion owns (persons,
+	// distinct ids, overrides) in one insert: all of them or none.
+	Insert(ctx context.Context, t Table, rows [][]any) error
 	// Cancel stops the running query with this id; false if none was running.
 	Cancel(ctx context.Context, queryID string) (bool, error)
 	// Ping checks that the engine answers.

@@ -126,6 +126,8 @@ func literal(v any, quoted bool) (string, error) {
 		return list(len(x), func(i int) (string, error) { return literal(x[i], true) })
 	case []float64:
 		return list(len(x), func(i int) (string, error) { return literal(x[i], true) })
+	case []uuid.UUID:
+		return list(len(x), func(i int) (string, error) { return literal(x[i], true) })
 	case []time.Time:
 		return list(len(x), func(i int) (string, error) { return literal(x[i], true) })
 	case []any:

@@ -180,12 +180,23 @@ func (s *Server) Exec(ctx context.Context, stmt querybuilder.Statement) error {
 // one INSERT: a row the driver refuses aborts the batch before anything is
 // sent, and the server writes a block whole or not at all.
 func (s *Server) InsertEvents(ctx context.Context, events []Event) error {
-	if len(events) == 0 {
+	rows := make([][]any, len(events))
+	for i, ev := range events {
+		// Same order as eventsTable's columns.
+		rows[i] = []any{ev.UUID, ev.TeamID, ev.Event, ev.DistinctID, ev.PersonID,
+			ev.Timestamp.UTC(), ev.Properties, ev.CreatedAt.UTC()}
+	}
+	return s.Insert(ctx, eventsTable, rows)
+}
+
+// Insert implements Engine, as one native block like InsertEvents.
+func (s *Server) Insert(ctx context.Context, t Table, rows [][]any) error {
+	if len(rows) == 0 {
 		return nil
 	}
 	ctx, cancel := withTimeout(ctx, s.timeout)
 	defer cancel()
-	batch, err := s.conn.PrepareBatch(queryContext(ctx, nil), "INSERT INTO events ("+eventColumns+")")
+	batch, err := s.conn.PrepareBatch(queryContext(ctx, nil), t.insertSQL())
 	if err != nil {
 		return ctxError(ctx, err)
 	}
@@ -194,11 +205,9 @@ func (s *Server) InsertEvents(ctx context.Context, events []Event) error {
 			_ = batch.Abort()
 		}
 	}()
-	for i, ev := range events {
-		// Same order as eventColumns.
-		if err := batch.Append(ev.UUID, ev.TeamID, ev.Event, ev.DistinctID, ev.PersonID,
-			ev.Timestamp.UTC(), ev.Properties, ev.CreatedAt.UTC()); err != nil {
-			return fmt.Errorf("event %d: %w", i, err)
+	for i, r := range rows {
+		if err := batch.Append(r...); err != nil {
+			return fmt.Errorf("%s row %d: %w", t.name, i, err)
 		}
 	}
 	if err := batch.Send(); err != nil {

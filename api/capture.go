@@ -1,0 +1,170 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+)
+
+// capturePaths are where PostHog's SDKs send events. They authenticate by
+// the project's api_token, not a personal key.
+var capturePaths = []string{"/batch", "/capture", "/e", "/i/v0/e"}
+
+func (s *Server) captureRoutes(r *gin.Engine) {
+	for _, p := range capturePaths {
+		r.POST(p, captureCORS, s.capture)
+		r.OPTIONS(p, captureCORS)
+	}
+}
+
+// captureCORS lets browsers (posthog-js) post events from any site.
+func captureCORS(c *gin.Context) {
+	h := c.Writer.Header()
+	if origin := c.GetHeader("Origin"); origin != "" {
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Set("Access-Control-Allow-Credentials", "true")
+		h.Add("Vary", "Origin")
+	}
+	if c.Request.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		if req := c.GetHeader("Access-Control-Request-Headers"); req != "" {
+			h.Set("Access-Control-Allow-Headers", req)
+		}
+		h.Set("Access-Control-Max-Age", "3600")
+		c.AbortWithStatus(http.StatusNoContent)
+	}
+}
+
+// capture stores a request's events and answers once they are stored.
+func (s *Server) capture(c *gin.Context) {
+	now := time.Now().UTC()
+	body, err := captureBody(c, s.cfg.BodyLimit)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, err := parsePayload(body, now)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	token := p.token
+	if token == "" {
+		token = c.Query("token")
+	}
+	if token == "" {
+		writeError(c, &Error{Kind: KindUnauthenticated, Code: "missing_api_key",
+			Detail: "No project API key: send it as api_key in the body or as the token query parameter."})
+		return
+	}
+	ctx := c.Request.Context()
+	proj, err := s.store.ProjectForToken(ctx, token)
+	if errors.Is(err, metadata.ErrNotFound) {
+		writeError(c, &Error{Kind: KindUnauthenticated, Code: "invalid_api_key",
+			Detail: "Project API key invalid. You can find your project API key in the project's settings."})
+		return
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	for i := range p.events {
+		p.events[i].TeamID = proj.ID
+	}
+	if res := s.writer.Write(ctx, p.events); res.Err != nil {
+		writeError(c, storeError(res.Err))
+		return
+	}
+	if !proj.IngestedEvent {
+		if _, done := s.ingested.Load(proj.ID); !done {
+			if err := s.store.MarkIngested(ctx, proj.ID, token); err != nil {
+				// The events are stored; the flag is set by the next request.
+				s.log.Warn("could not mark the project as having events", "project_id", proj.ID, "error", err)
+			} else {
+				s.ingested.Store(proj.ID, true)
+			}
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": 1})
+}
+
+// storeError tells the client its events were not stored and that sending
+// them again is safe.
+func storeError(err error) error {
+	if errors.Is(err, olap.ErrWriterClosed) {
+		return &Error{Kind: KindUnavailable, Code: "shutting_down", Err: err,
+			Detail: "The server is shutting down; the events were not stored. Send them again."}
+	}
+	if e := toError(err); e.Kind == KindCanceled {
+		return e
+	}
+	return &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Err: err,
+		Detail: "The events could not be stored; send them again (events with a uuid are never stored twice)."}
+}
+
+// captureBody reads the body in any form PostHog's SDKs use: JSON, gzip
+// (Content-Encoding, ?compression=gzip or gzip-js, or just gzip bytes), or
+// a form whose data field holds JSON or base64 JSON.
+func captureBody(c *gin.Context, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, err
+	}
+	cmp := c.Query("compression")
+	if ct, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); ct == "application/x-www-form-urlencoded" {
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, Invalid("data", "The form body could not be parsed.")
+		}
+		body = decodeFormData(form.Get("data"))
+		if v := form.Get("compression"); v != "" && cmp == "" {
+			cmp = v
+		}
+	}
+	cmp = strings.ToLower(cmp)
+	if cmp == "gzip" || cmp == "gzip-js" || bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+		return gunzip(body, limit)
+	}
+	return body, nil
+}
+
+// decodeFormData reads a form's data field: JSON as is, or base64 of it.
+func decodeFormData(s string) []byte {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		return []byte(t)
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(t); err == nil {
+			return b
+		}
+	}
+	return []byte(t) // not base64: let the JSON parser say what is wrong
+}
+
+func gunzip(body []byte, limit int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	if err != nil {
+		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
+	}
+	if int64(len(out)) > limit {
+		return nil, errBodyTooLarge
+	}
+	return out, nil
+}

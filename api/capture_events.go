@@ -1,0 +1,437 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/olap"
+)
+
+// The capture payloads PostHog's SDKs send, parsed into events for the
+// writer. Parsing is all or nothing: one bad event rejects the request,
+// naming the event's index and field, so a client can fix and resend the
+// whole batch without wondering which events were kept.
+
+// maxBatchEvents is the most events one request may carry.
+const maxBatchEvents = 100_000
+
+// maxNameLength bounds event names and distinct ids, in characters.
+const maxNameLength = 200
+
+// wireEvent is an event as sent. Fields stay raw so that a value of the
+// wrong type is reported against its field, not as a parse failure of the
+// whole body.
+type wireEvent struct {
+	Event      json.RawMessage `json:"event"`
+	DistinctID json.RawMessage `json:"distinct_id"`
+	Properties json.RawMessage `json:"properties"`
+	Timestamp  json.RawMessage `json:"timestamp"`
+	Offset     json.RawMessage `json:"offset"`
+	SentAt     json.RawMessage `json:"sent_at"`
+	UUID       json.RawMessage `json:"uuid"`
+	// Server-side SDKs put an $identify's person properties beside the
+	// event rather than in its properties.
+	Set     json.RawMessage `json:"$set"`
+	SetOnce json.RawMessage `json:"$set_once"`
+	// Where a single-event body carries the project token.
+	APIKey      json.RawMessage `json:"api_key"`
+	Token       json.RawMessage `json:"token"`
+	DollarToken json.RawMessage `json:"$token"`
+}
+
+// envelope is a request body: a batch, or one event at the top level.
+type envelope struct {
+	wireEvent
+	Batch               json.RawMessage `json:"batch"`
+	HistoricalMigration json.RawMessage `json:"historical_migration"`
+}
+
+// propertyHead is what capture reads out of an event's properties.
+type propertyHead struct {
+	DistinctID     json.RawMessage `json:"distinct_id"`
+	Token          json.RawMessage `json:"token"`
+	DollarToken    json.RawMessage `json:"$token"`
+	Set            json.RawMessage `json:"$set"`
+	SetOnce        json.RawMessage `json:"$set_once"`
+	Unset          json.RawMessage `json:"$unset"`
+	AnonDistinctID json.RawMessage `json:"$anon_distinct_id"`
+	Alias          json.RawMessage `json:"alias"`
+	IgnoreSentAt   json.RawMessage `json:"$ignore_sent_at"`
+}
+
+// payload is a parsed request: its events and the token that authorizes
+// them.
+type payload struct {
+	token  string
+	events []olap.Capture
+}
+
+// parsePayload reads a capture body received at now. Event fields are
+// checked in full; errors name "batch[i].field" or, for a single event,
+// the field.
+func parsePayload(body []byte, now time.Time) (*payload, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, Invalid("", "The body is empty: send an event or a batch.")
+	}
+	var raws []json.RawMessage
+	var env envelope
+	single := false
+	switch body[0] {
+	case '[':
+		// posthog-js sends a bare array of events.
+		if err := json.Unmarshal(body, &raws); err != nil {
+			return nil, malformed(err)
+		}
+	case '{':
+		if err := json.Unmarshal(body, &env); err != nil {
+			return nil, malformed(err)
+		}
+		if isPresent(env.Batch) {
+			if env.Batch[0] != '[' || json.Unmarshal(env.Batch, &raws) != nil {
+				return nil, Invalid("batch", "batch must be a list of events.")
+			}
+		} else {
+			single = true
+		}
+	default:
+		return nil, malformed(nil)
+	}
+	if !single && len(raws) > maxBatchEvents {
+		return nil, &Error{Kind: KindTooLarge, Code: "batch_too_large", Attr: "batch",
+			Detail: fmt.Sprintf("A batch may hold at most %d events; this one has %d.", maxBatchEvents, len(raws))}
+	}
+	if !single && len(raws) == 0 {
+		return nil, Invalid("batch", "The batch is empty.")
+	}
+	if isPresent(env.HistoricalMigration) {
+		var b bool
+		if json.Unmarshal(env.HistoricalMigration, &b) != nil {
+			return nil, Invalid("historical_migration", "historical_migration must be true or false.")
+		}
+	}
+	batchSentAt, err := optionalTime(env.SentAt)
+	if err != nil && !single {
+		return nil, Invalid("sent_at", err.Error())
+	}
+
+	p := &payload{token: firstString(env.APIKey, env.Token, env.DollarToken)}
+	if single {
+		c, token, err := parseEvent(&env.wireEvent, nil, now, "")
+		if err != nil {
+			return nil, err
+		}
+		p.events = []olap.Capture{c}
+		if p.token == "" {
+			p.token = token
+		}
+		return p, nil
+	}
+	p.events = make([]olap.Capture, len(raws))
+	for i, raw := range raws {
+		prefix := "batch[" + strconv.Itoa(i) + "]."
+		var we wireEvent
+		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &we) != nil {
+			return nil, Invalid(strings.TrimSuffix(prefix, "."), "Each event must be a JSON object.")
+		}
+		c, token, err := parseEvent(&we, batchSentAt, now, prefix)
+		if err != nil {
+			return nil, err
+		}
+		p.events[i] = c
+		if p.token == "" {
+			p.token = token
+		}
+	}
+	return p, nil
+}
+
+func malformed(err error) *Error {
+	detail := "The body is not valid JSON: send an event object, a list of events, or {\"batch\": [...]}."
+	if se, ok := err.(*json.SyntaxError); ok {
+		detail = fmt.Sprintf("The body is not valid JSON (at byte %d): %s.", se.Offset, se.Error())
+	}
+	return &Error{Kind: KindInvalid, Code: "parse_error", Detail: detail}
+}
+
+// parseEvent validates one event. It returns the token the event carries,
+// if any.
+func parseEvent(we *wireEvent, batchSentAt *time.Time, now time.Time, prefix string) (olap.Capture, string, error) {
+	var c olap.Capture
+	name, ok := jsonString(we.Event)
+	switch {
+	case !isPresent(we.Event):
+		return c, "", Invalid(prefix+"event", "event is required.")
+	case !ok || name == "":
+		return c, "", Invalid(prefix+"event", "event must be a non-empty string.")
+	case utf8.RuneCountInString(name) > maxNameLength:
+		return c, "", Invalid(prefix+"event", fmt.Sprintf("event must be at most %d characters.", maxNameLength))
+	}
+	c.Event.Event = name
+
+	var head propertyHead
+	props := "{}"
+	if isPresent(we.Properties) {
+		if we.Properties[0] != '{' || json.Unmarshal(we.Properties, &head) != nil {
+			return c, "", Invalid(prefix+"properties", "properties must be a JSON object.")
+		}
+		props = string(we.Properties)
+	}
+
+	did := we.DistinctID
+	attr := prefix + "distinct_id"
+	if !isPresent(did) {
+		did, attr = head.DistinctID, prefix+"properties.distinct_id"
+	}
+	distinctID, err := distinctIDValue(did)
+	if err != nil {
+		return c, "", Invalid(attr, err.Error())
+	}
+	c.DistinctID = distinctID
+
+	if isPresent(we.UUID) {
+		s, _ := jsonString(we.UUID)
+		id, err := uuid.Parse(s)
+		if err != nil || id == uuid.Nil {
+			return c, "", Invalid(prefix+"uuid", "uuid must be a UUID such as 0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e12.")
+		}
+		c.UUID, c.ClientUUID = id, true
+	} else {
+		c.UUID = uuid.Must(uuid.NewV7())
+	}
+
+	ts, err := eventTime(we, &head, batchSentAt, now, prefix)
+	if err != nil {
+		return c, "", err
+	}
+	c.Timestamp = ts
+
+	u, err := personUpdate(name, we, &head, prefix)
+	if err != nil {
+		return c, "", err
+	}
+	c.Person = u
+	if isPresent(we.Set) || isPresent(we.SetOnce) {
+		// Keep what was sent beside the event with the event, as PostHog does.
+		if props, err = foldPersonProperties(props, u); err != nil {
+			return c, "", Invalid(prefix+"properties", err.Error())
+		}
+	}
+	c.Properties = props
+	return c, firstString(we.APIKey, we.Token, we.DollarToken, head.Token, head.DollarToken), nil
+}
+
+// eventTime is PostHog's rule: a client timestamp is corrected for the
+// client's clock skew when the request says when it was sent (sent_at,
+// unless the event sets $ignore_sent_at); without a timestamp, offset
+// (milliseconds before sending) counts back from now; else now.
+func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now time.Time, prefix string) (time.Time, error) {
+	sentAt := batchSentAt
+	if isPresent(we.SentAt) {
+		t, err := optionalTime(we.SentAt)
+		if err != nil {
+			return time.Time{}, Invalid(prefix+"sent_at", err.Error())
+		}
+		sentAt = t
+	}
+	if b, _ := strconv.ParseBool(string(head.IgnoreSentAt)); b {
+		sentAt = nil
+	}
+	var ts time.Time
+	switch {
+	case isPresent(we.Timestamp):
+		t, err := optionalTime(we.Timestamp)
+		if err != nil {
+			return time.Time{}, Invalid(prefix+"timestamp", err.Error())
+		}
+		ts = *t
+		if sentAt != nil {
+			ts = ts.Add(now.Sub(*sentAt))
+		}
+	case isPresent(we.Offset):
+		ms, err := strconv.ParseFloat(string(we.Offset), 64)
+		if err != nil || ms < 0 || ms > float64(100*365*24*time.Hour/time.Millisecond) {
+			return time.Time{}, Invalid(prefix+"offset", "offset must be a number of milliseconds.")
+		}
+		ts = now.Add(-time.Duration(ms * float64(time.Millisecond)))
+	default:
+		ts = now
+	}
+	// DateTime64(6) holds 1900-01-01 to 2299-12-31.
+	if ts.Year() < 1900 || ts.Year() > 2299 {
+		return time.Time{}, Invalid(prefix+"timestamp", "timestamp is outside the years 1900 to 2299.")
+	}
+	return ts.UTC().Truncate(time.Microsecond), nil
+}
+
+// timeLayouts are the ISO 8601 forms accepted, most common first. A time
+// without a zone is UTC.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+func optionalTime(raw json.RawMessage) (*time.Time, error) {
+	if !isPresent(raw) {
+		return nil, nil
+	}
+	s, ok := jsonString(raw)
+	if !ok {
+		return nil, fmt.Errorf("must be an ISO 8601 time string")
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("%q is not an ISO 8601 time such as 2026-01-02T03:04:05.678Z", truncate(s, 64))
+}
+
+// distinctIDValue accepts a string or a number (some SDKs send user ids
+// as numbers), as PostHog does.
+func distinctIDValue(raw json.RawMessage) (string, error) {
+	if !isPresent(raw) {
+		return "", fmt.Errorf("distinct_id is required")
+	}
+	s, ok := jsonString(raw)
+	if !ok {
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return "", fmt.Errorf("distinct_id must be a string or a number")
+		}
+		s = n.String()
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", fmt.Errorf("distinct_id must not be empty")
+	case utf8.RuneCountInString(s) > maxNameLength:
+		return "", fmt.Errorf("distinct_id must be at most %d characters", maxNameLength)
+	}
+	return s, nil
+}
+
+// personUpdate reads what the event asks of its person.
+func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string) (*olap.PersonUpdate, error) {
+	u := &olap.PersonUpdate{}
+	objects := []struct {
+		raw  json.RawMessage
+		dst  *map[string]json.RawMessage
+		attr string
+	}{
+		{head.Set, &u.Set, "properties.$set"},
+		{head.SetOnce, &u.SetOnce, "properties.$set_once"},
+		{we.Set, &u.Set, "$set"},
+		{we.SetOnce, &u.SetOnce, "$set_once"},
+	}
+	for _, o := range objects {
+		if !isPresent(o.raw) {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if o.raw[0] != '{' || json.Unmarshal(o.raw, &m) != nil {
+			return nil, Invalid(prefix+o.attr, o.attr+" must be a JSON object.")
+		}
+		if *o.dst == nil {
+			*o.dst = m
+			continue
+		}
+		for k, v := range m {
+			(*o.dst)[k] = v
+		}
+	}
+	if isPresent(head.Unset) {
+		if json.Unmarshal(head.Unset, &u.Unset) != nil {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(head.Unset, &m) != nil {
+				return nil, Invalid(prefix+"properties.$unset", "$unset must be a list of property names.")
+			}
+			for k := range m {
+				u.Unset = append(u.Unset, k)
+			}
+		}
+	}
+	var link json.RawMessage
+	switch name {
+	case "$identify":
+		u.Identify, u.LinkKind, link = true, olap.LinkIdentify, head.AnonDistinctID
+	case "$create_alias":
+		u.Identify, u.LinkKind, link = true, olap.LinkAlias, head.Alias
+	case "$merge_dangerously":
+		u.Identify, u.LinkKind, link = true, olap.LinkMerge, head.Alias
+	}
+	if isPresent(link) {
+		other, err := distinctIDValue(link)
+		if err != nil {
+			field := "properties.alias"
+			if name == "$identify" {
+				field = "properties.$anon_distinct_id"
+			}
+			return nil, Invalid(prefix+field, strings.Replace(err.Error(), "distinct_id", field, 1))
+		}
+		u.Link = other
+	}
+	if u.Set == nil && u.SetOnce == nil && u.Unset == nil && !u.Identify {
+		return nil, nil
+	}
+	return u, nil
+}
+
+func foldPersonProperties(props string, u *olap.PersonUpdate) (string, error) {
+	m := map[string]any{}
+	if err := json.Unmarshal([]byte(props), &m); err != nil {
+		return "", err
+	}
+	if u.Set != nil {
+		m["$set"] = u.Set
+	}
+	if u.SetOnce != nil {
+		m["$set_once"] = u.SetOnce
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// isPresent tells a field that was sent from a missing or null one.
+func isPresent(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func firstString(raws ...json.RawMessage) string {
+	for _, r := range raws {
+		if s, ok := jsonString(r); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

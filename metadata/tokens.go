@@ -1,0 +1,50 @@
+package metadata
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// TokenProject is what the capture endpoints need of the project a
+// project api token opens.
+type TokenProject struct {
+	ID            int64 `db:"id"`
+	IngestedEvent bool  `db:"ingested_event"`
+}
+
+// ProjectForToken finds the project of a capture token; ErrNotFound for
+// an unknown one. Answers are cached like keys (Config.AuthCacheTTL): a
+// token replaced by a reset keeps working until its entry expires.
+func (s *Store) ProjectForToken(ctx context.Context, token string) (TokenProject, error) {
+	if p, ok := s.tokens.get(token); ok {
+		return p, nil
+	}
+	var p TokenProject
+	st, err := s.prepared(ctx, "SELECT id, ingested_event FROM projects WHERE api_token = $1")
+	if err != nil {
+		return p, err
+	}
+	err = st.GetContext(ctx, &p, token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, ErrNotFound
+	}
+	if err != nil {
+		return p, err
+	}
+	s.tokens.put(token, p)
+	return p, nil
+}
+
+// MarkIngested records that a project has received its first event.
+func (s *Store) MarkIngested(ctx context.Context, projectID int64, token string) error {
+	st, err := s.prepared(ctx, "UPDATE projects SET ingested_event = true WHERE id = $1 AND NOT ingested_event")
+	if err != nil {
+		return err
+	}
+	if _, err := st.ExecContext(ctx, projectID); err != nil {
+		return err
+	}
+	s.tokens.put(token, TokenProject{ID: projectID, IngestedEvent: true})
+	return nil
+}

@@ -1,0 +1,376 @@
+package olap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// Capture is one validated event on its way to storage.
+type Capture struct {
+	Event
+	// ClientUUID says the client chose the uuid, so the same event may
+	// come again (a retry after a timeout) and must be stored once.
+	ClientUUID bool
+	Person     *PersonUpdate
+}
+
+// WriterConfig tunes group commit.
+type WriterConfig struct {
+	// MaxEvents flushes as soon as this many events wait (default 50 000).
+	MaxEvents int
+	// Linger is how long the first waiting event waits for others to join
+	// its insert (default 5ms). A busy server fills inserts while the
+	// previous one runs, so this only matters when traffic is light.
+	Linger time.Duration
+	// IdentityCache bounds the distinct ids held in memory (default 2M).
+	IdentityCache int
+	// Timeout bounds one flush: lookups and inserts (default 60s).
+	Timeout time.Duration
+}
+
+// DefaultWriterConfig is the configuration without any setting.
+func DefaultWriterConfig() WriterConfig {
+	return WriterConfig{MaxEvents: 50_000, Linger: 5 * time.Millisecond, IdentityCache: 2_000_000, Timeout: time.Minute}
+}
+
+// WriterConfigFromEnv reads INSIGHTD_INGEST_MAX_EVENTS and
+// INSIGHTD_INGEST_LINGER (a Go duration or milliseconds).
+func WriterConfigFromEnv() (WriterConfig, error) {
+	c := DefaultWriterConfig()
+	if v := os.Getenv("INSIGHTD_INGEST_MAX_EVENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("INSIGHTD_INGEST_MAX_EVENTS: %w", err)
+		}
+		c.MaxEvents = n
+	}
+	if v := os.Getenv("INSIGHTD_INGEST_LINGER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			ms, err2 := strconv.Atoi(v)
+			if err2 != nil {
+				return c, fmt.Errorf("INSIGHTD_INGEST_LINGER: %w", err)
+			}
+			d = time.Duration(ms) * time.Millisecond
+		}
+		c.Linger = d
+	}
+	return c, c.Validate()
+}
+
+// Validate reports a configuration that cannot work.
+func (c WriterConfig) Validate() error {
+	var errs []error
+	if c.MaxEvents < 1 {
+		errs = append(errs, errors.New("ingest max events must be positive"))
+	}
+	if c.Linger < 0 || c.Linger > time.Second {
+		errs = append(errs, fmt.Errorf("ingest linger must be 0..1s, got %s", c.Linger))
+	}
+	if c.IdentityCache < 1 {
+		errs = append(errs, errors.New("identity cache size must be positive"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("ingest timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// ErrWriterClosed is returned by Write after Close.
+var ErrWriterClosed = errors.New("the event writer is shut down")
+
+// Writer stores captured events with group commit: concurrent Write calls
+// are gathered into one insert (up to MaxEvents, or Linger after the first
+// one waits), and each call returns once its own events are stored and
+// visible to queries. Nothing is held in memory past a Write's return, so
+// a crash loses only requests not yet answered. One goroutine resolves
+// persons and writes, in arrival order.
+type Writer struct {
+	engine Engine
+	log    *slog.Logger
+	cfg    WriterConfig
+	in     chan *writeRequest
+	quit   chan struct{}
+	done   chan struct{}
+	ident  *identity
+	stats  WriterStats
+}
+
+// WriterStats counts what a writer did, for metrics and tests.
+type WriterStats struct {
+	Flushes, Events, Duplicates atomic.Int64
+}
+
+type writeRequest struct {
+	events []Capture
+	result chan WriteResult
+}
+
+// WriteResult is what became of one Write's events.
+type WriteResult struct {
+	// Stored counts events written; Duplicates those already stored (or
+	// sent twice) under the same uuid, which were dropped.
+	Stored, Duplicates int
+	// Teams lists the projects that received events.
+	Teams []int64
+	Err   error
+}
+
+// NewWriter starts a writer; Close stops it. Zero fields of cfg take
+// their defaults.
+func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
+	d := DefaultWriterConfig()
+	if cfg.MaxEvents == 0 {
+		cfg.MaxEvents = d.MaxEvents
+	}
+	if cfg.Linger == 0 {
+		cfg.Linger = d.Linger
+	}
+	if cfg.IdentityCache == 0 {
+		cfg.IdentityCache = d.IdentityCache
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = d.Timeout
+	}
+	w := &Writer{engine: engine, log: log, cfg: cfg, in: make(chan *writeRequest, 1024),
+		quit: make(chan struct{}), done: make(chan struct{}),
+		ident: newIdentity(engine, log, cfg.IdentityCache)}
+	go w.loop()
+	return w
+}
+
+// Write stores events and returns once they are stored, or with the error
+// that kept them out: on an error none of them were stored, or (for a
+// failure between inserts) some were, and sending the same events again,
+// uuids included, stores the rest without doubling any. ctx bounds only
+// the wait for a place in the queue: once queued, the events are written
+// whatever happens to the caller.
+func (w *Writer) Write(ctx context.Context, events []Capture) WriteResult {
+	if len(events) == 0 {
+		return WriteResult{}
+	}
+	r := &writeRequest{events: events, result: make(chan WriteResult, 1)}
+	select {
+	case <-w.quit:
+		return WriteResult{Err: ErrWriterClosed}
+	default:
+	}
+	select {
+	case w.in <- r:
+	case <-ctx.Done():
+		return WriteResult{Err: ctx.Err()}
+	case <-w.quit:
+		return WriteResult{Err: ErrWriterClosed}
+	}
+	return <-r.result
+}
+
+// Stats is what the writer has done so far.
+func (w *Writer) Stats() *WriterStats { return &w.stats }
+
+// Close stops accepting writes, flushes what is queued and waits.
+func (w *Writer) Close() {
+	select {
+	case <-w.quit:
+	default:
+		close(w.quit)
+	}
+	<-w.done
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	for {
+		var first *writeRequest
+		select {
+		case first = <-w.in:
+		case <-w.quit:
+			w.drain()
+			return
+		}
+		w.flush(w.gather(first))
+	}
+}
+
+// gather waits up to Linger for more requests to join first's insert.
+func (w *Writer) gather(first *writeRequest) []*writeRequest {
+	group := []*writeRequest{first}
+	n := len(first.events)
+	timer := time.NewTimer(w.cfg.Linger)
+	defer timer.Stop()
+	for n < w.cfg.MaxEvents {
+		select {
+		case r := <-w.in:
+			group = append(group, r)
+			n += len(r.events)
+		case <-timer.C:
+			return group
+		case <-w.quit:
+			return group
+		}
+	}
+	return group
+}
+
+// drain writes what was queued before Close.
+func (w *Writer) drain() {
+	for {
+		select {
+		case r := <-w.in:
+			w.flush(w.gather(r))
+		default:
+			return
+		}
+	}
+}
+
+func (w *Writer) flush(group []*writeRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
+	defer cancel()
+	results, err := w.store(ctx, group)
+	for i, r := range group {
+		res := results[i]
+		res.Err = err
+		r.result <- res
+	}
+}
+
+// store writes one group: it drops duplicates, resolves persons, writes
+// person rows, then events. Person rows go first so that no stored event
+// lacks its person; a failure after them leaves rows a retry rewrites.
+func (w *Writer) store(ctx context.Context, group []*writeRequest) ([]WriteResult, error) {
+	results := make([]WriteResult, len(group))
+	total := 0
+	for _, r := range group {
+		total += len(r.events)
+	}
+	events := make([]Event, 0, total)
+	updates := make([]*PersonUpdate, 0, total)
+	owner := make([]int, 0, total)
+	seen := make(map[uuid.UUID]bool, total)
+	var retried []int
+	teams := map[int64]bool{}
+	now := time.Now().UTC()
+	for gi, r := range group {
+		rteams := map[int64]bool{}
+		for i := range r.events {
+			c := &r.events[i]
+			if seen[c.UUID] {
+				results[gi].Duplicates++
+				continue
+			}
+			seen[c.UUID] = true
+			if c.ClientUUID {
+				retried = append(retried, len(events))
+			}
+			ev := c.Event
+			ev.CreatedAt = now
+			events = append(events, ev)
+			updates = append(updates, c.Person)
+			owner = append(owner, gi)
+			if !rteams[ev.TeamID] {
+				rteams[ev.TeamID] = true
+				results[gi].Teams = append(results[gi].Teams, ev.TeamID)
+			}
+			teams[ev.TeamID] = true
+		}
+	}
+	stored, err := w.storedUUIDs(ctx, events, retried)
+	if err != nil {
+		return results, err
+	}
+	if len(stored) > 0 {
+		keep := 0
+		for i := range events {
+			if stored[events[i].UUID] {
+				results[owner[i]].Duplicates++
+				continue
+			}
+			events[keep], updates[keep], owner[keep] = events[i], updates[i], owner[i]
+			keep++
+		}
+		events, updates, owner = events[:keep], updates[:keep], owner[:keep]
+	}
+	if err := w.write(ctx, events, updates); err != nil {
+		w.ident.forget(teams)
+		return results, err
+	}
+	w.ident.trim()
+	for _, gi := range owner {
+		results[gi].Stored++
+	}
+	w.stats.Flushes.Add(1)
+	w.stats.Events.Add(int64(len(events)))
+	w.stats.Duplicates.Add(int64(total - len(events)))
+	return results, nil
+}
+
+func (w *Writer) write(ctx context.Context, events []Event, updates []*PersonUpdate) error {
+	if len(events) == 0 {
+		return nil
+	}
+	p, err := w.ident.resolve(ctx, events, updates)
+	if err != nil {
+		return err
+	}
+	if err := w.engine.Insert(ctx, PersonsTable, p.personRows(&w.ident.clock)); err != nil {
+		return fmt.Errorf("write persons: %w", err)
+	}
+	if err := w.engine.Insert(ctx, DistinctIDsTable, p.distinctIDs); err != nil {
+		return fmt.Errorf("write distinct ids: %w", err)
+	}
+	if err := w.engine.Insert(ctx, OverridesTable, p.overrides); err != nil {
+		return fmt.Errorf("write person overrides: %w", err)
+	}
+	if err := w.engine.InsertEvents(ctx, events); err != nil {
+		return fmt.Errorf("write events: %w", err)
+	}
+	return nil
+}
+
+// storedUUIDs finds which of the events at idx (those whose uuid the
+// client chose) are already stored. The lookup matches the events table's
+// whole sorting key, so ClickHouse reads only the granules where each
+// event would be. A retry is the same event sent again, with the same
+// name, distinct id and day; it is found. The same uuid reused for a
+// different event is a different row, as it is for ReplacingMergeTree.
+func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (map[uuid.UUID]bool, error) {
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	teams := make([]int64, len(idx))
+	days := make([]time.Time, len(idx))
+	names := make([]string, len(idx))
+	dids := make([]string, len(idx))
+	ids := make([]uuid.UUID, len(idx))
+	for j, i := range idx {
+		ev := &events[i]
+		teams[j], days[j], names[j], dids[j], ids[j] = ev.TeamID, ev.Timestamp, ev.Event, ev.DistinctID, ev.UUID
+	}
+	rows, err := w.engine.Query(ctx, querybuilder.Statement{
+		SQL: `SELECT DISTINCT uuid FROM events
+WHERE (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid)) IN (
+    SELECT k.1, toDate(k.2), k.3, cityHash64(k.4), cityHash64(k.5)
+    FROM (SELECT arrayJoin(arrayZip({teams:Array(Int64)}, {days:Array(DateTime64(6, 'UTC'))},
+        {names:Array(String)}, {dids:Array(String)}, {ids:Array(UUID)})) AS k))`,
+		Params: map[string]any{"teams": teams, "days": days, "names": names, "dids": dids, "ids": ids},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up retried events: %w", err)
+	}
+	out := make(map[uuid.UUID]bool, len(rows.Data))
+	for _, r := range rows.Data {
+		out[uuid.MustParse(r[0].(string))] = true
+	}
+	return out, nil
+}
