@@ -119,7 +119,7 @@ func parsePayload(body []byte, now time.Time) (*payload, error) {
 	}
 	batchSentAt, err := optionalTime(env.SentAt)
 	if err != nil && !single {
-		return nil, Invalid("sent_at", err.Error())
+		return nil, Invalid("sent_at", "sent_at "+err.Error()+".")
 	}
 
 	p := &payload{token: firstString(env.APIKey, env.Token, env.DollarToken)}
@@ -187,12 +187,12 @@ func parseEvent(we *wireEvent, batchSentAt *time.Time, now time.Time, prefix str
 
 	did := we.DistinctID
 	attr := prefix + "distinct_id"
-	if !isPresent(did) {
+	if !isPresent(did) && isPresent(head.DistinctID) {
 		did, attr = head.DistinctID, prefix+"properties.distinct_id"
 	}
 	distinctID, err := distinctIDValue(did)
 	if err != nil {
-		return c, "", Invalid(attr, err.Error())
+		return c, "", Invalid(attr, err.Error()+".")
 	}
 	c.DistinctID = distinctID
 
@@ -237,7 +237,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	if isPresent(we.SentAt) {
 		t, err := optionalTime(we.SentAt)
 		if err != nil {
-			return time.Time{}, Invalid(prefix+"sent_at", err.Error())
+			return time.Time{}, Invalid(prefix+"sent_at", "sent_at "+err.Error()+".")
 		}
 		sentAt = t
 	}
@@ -249,7 +249,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	case isPresent(we.Timestamp):
 		t, err := optionalTime(we.Timestamp)
 		if err != nil {
-			return time.Time{}, Invalid(prefix+"timestamp", err.Error())
+			return time.Time{}, Invalid(prefix+"timestamp", "timestamp "+err.Error()+".")
 		}
 		ts = *t
 		if sentAt != nil {
@@ -296,7 +296,7 @@ func optionalTime(raw json.RawMessage) (*time.Time, error) {
 			return &t, nil
 		}
 	}
-	return nil, fmt.Errorf("%q is not an ISO 8601 time such as 2026-01-02T03:04:05.678Z", truncate(s, 64))
+	return nil, fmt.Errorf("must be an ISO 8601 time such as 2026-01-02T03:04:05.678Z, not %q", truncate(s, 64))
 }
 
 // distinctIDValue accepts a string or a number (some SDKs send user ids
@@ -379,7 +379,7 @@ func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string)
 			if name == "$identify" {
 				field = "properties.$anon_distinct_id"
 			}
-			return nil, Invalid(prefix+field, strings.Replace(err.Error(), "distinct_id", field, 1))
+			return nil, Invalid(prefix+field, strings.Replace(err.Error(), "distinct_id", field, 1)+".")
 		}
 		u.Link = other
 	}

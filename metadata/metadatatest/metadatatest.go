@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -20,6 +21,8 @@ import (
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/migrations"
 )
+
+var projectRange atomic.Int64
 
 // NewStore returns a store on a fresh database cloned from a migrated
 // template; the database is dropped when the test ends.
@@ -38,6 +41,17 @@ func NewStore(t testing.TB) *metadata.Store {
 	tmpl := ensureTemplate(t, admin, base)
 	name := "insightd_t_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:16]
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)+" TEMPLATE "+pq.QuoteIdentifier(tmpl)); err != nil {
+		t.Fatal(err)
+	}
+	// Project ids key events in ClickHouse, which tests of one package
+	// share: each database numbers its projects from its own range.
+	db, err := sql.Open("postgres", withDatabase(t, base, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, "SELECT setval('projects_id_seq', $1)", projectRange.Add(1)<<20)
+	db.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: withDatabase(t, base, name), MaxOpenConns: 10})
