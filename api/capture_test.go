@@ -102,7 +102,9 @@ type obj = map[string]any
 
 func TestEveryCaptureEndpointAndTokenLocationStoresTheEvent(t *testing.T) {
 	f := newCaptureFixture(t, testConfig())
-	ev := func(name string) obj { return obj{"event": name, "distinct_id": "d1", "properties": obj{"$browser": "Firefox"}} }
+	ev := func(name string) obj {
+		return obj{"event": name, "distinct_id": "d1", "properties": obj{"$browser": "Firefox"}}
+	}
 	withProps := func(name, key string) obj {
 		return obj{"event": name, "distinct_id": "d1", "properties": obj{key: f.token}}
 	}
