@@ -41,6 +41,9 @@ func TestInsightSoftDeleteAndRestore(t *testing.T) {
 	}
 
 	t.Run("DELETE is 405, tells the client to PATCH deleted, and the insight survives", func(t *testing.T) {
+		if w := send(t, f, "DELETE", path, key, ""); w.Header().Get("Allow") != "GET, PATCH" {
+			t.Errorf("Allow header %q", w.Header().Get("Allow"))
+		}
 		st, body := call(t, f.h, "DELETE", path, key, nil)
 		if st != 405 || body["code"] != "method_not_allowed" || !strings.Contains(body["detail"].(string), `{"deleted": true}`) ||
 			!strings.Contains(body["detail"].(string), "PATCH") {

@@ -184,6 +184,8 @@ func (s *Server) createInsight(c *gin.Context) {
 var refreshModes = []string{"true", "false", "1", "0", "blocking", "async", "lazy_async", "force_blocking", "force_async", "force_cache"}
 
 func (s *Server) getInsight(c *gin.Context) {
+	// refresh asks for a recomputed result; results are the query
+	// builder's, which reads refresh there. Here it is only checked.
 	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
 		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
 		return
@@ -228,6 +230,7 @@ func (s *Server) updateInsight(c *gin.Context) {
 // is known to exist for the caller (others get 404 as everywhere).
 func (s *Server) deleteInsight(c *gin.Context) {
 	if _, _, ok := s.pathInsight(c); ok {
+		c.Header("Allow", "GET, PATCH")
 		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this insight is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
 	}
