@@ -39,12 +39,11 @@ func (s *Server) insightRoutes(api *gin.RouterGroup) {
 // it has written the error (404 for another organization's project) and
 // returns false.
 func (s *Server) pathInsightProject(c *gin.Context) (*metadata.Project, bool) {
-	id, err := strconv.ParseInt(c.Param("project_id"), 10, 64)
-	if err != nil || id < 1 {
-		writeError(c, NotFound())
-		return nil, false
+	id, err := pathID(c, "project_id")
+	var p *metadata.Project
+	if err == nil {
+		p, err = s.store.ProjectForUser(c.Request.Context(), principal(c).User.ID, id)
 	}
-	p, err := s.store.ProjectForUser(c.Request.Context(), principal(c).User.ID, id)
 	if err != nil {
 		writeError(c, err)
 		return nil, false
@@ -74,8 +73,12 @@ func (s *Server) pathInsight(c *gin.Context) (*metadata.Project, *metadata.Insig
 	return p, i, true
 }
 
-func insightID(c *gin.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+func insightID(c *gin.Context) (int64, error) { return pathID(c, "id") }
+
+// pathID reads a numeric id from the path; anything else names nothing
+// that exists: 404.
+func pathID(c *gin.Context, param string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(param), 10, 64)
 	if err != nil || id < 1 {
 		return 0, NotFound()
 	}

@@ -304,8 +304,11 @@ func (s *Store) UpdateInsight(ctx context.Context, p *Project, userID, id int64,
 		return nil, err
 	}
 	activity := "updated"
-	if after.Deleted != before.Deleted {
-		activity = map[bool]string{true: "deleted", false: "restored"}[after.Deleted]
+	switch {
+	case after.Deleted && !before.Deleted:
+		activity = "deleted"
+	case before.Deleted && !after.Deleted:
+		activity = "restored"
 	}
 	if err := logActivity(ctx, tx, insightActivity(p, after, userID, activity, changes)); err != nil {
 		return nil, err
