@@ -165,11 +165,21 @@ func (id *identity) prefetch(ctx context.Context, ti *teamIdentity, events []Eve
 		}
 	}
 	if len(missing) > 0 {
+		keys := make([]any, len(missing))
+		for i, d := range missing {
+			keys[i] = struct {
+				D string `json:"d"`
+			}{d}
+		}
+		data, err := jsonLines(keys)
+		if err != nil {
+			return err
+		}
 		rows, err := id.engine.Query(ctx, querybuilder.Statement{
 			SQL: `SELECT distinct_id, argMax(person_id, version) FROM person_distinct_id
-WHERE team_id = {team:Int64} AND distinct_id IN {ids:Array(String)}
+WHERE team_id = {team:Int64} AND distinct_id IN (SELECT d FROM format(JSONEachRow, 'd String', {ids:String}))
 GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
-			Params: map[string]any{"team": ti.id, "ids": missing},
+			Params: map[string]any{"team": ti.id, "ids": data},
 		})
 		if err != nil {
 			return fmt.Errorf("look up distinct ids: %w", err)

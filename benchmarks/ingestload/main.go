@@ -1,0 +1,249 @@
+// Command ingestload measures event ingestion two ways in one process and
+// one run, alternating rounds so that both see the same machine noise:
+//
+//   - direct: -senders goroutines call Engine.InsertEvents with batches of
+//     -batch events, the ceiling (no HTTP, no JSON, no persons);
+//   - http: -senders goroutines POST the same-sized batches as JSON to
+//     /batch/ of an insightd server running in this process on a loopback
+//     port (parsing, persons, exactly-once, group commit).
+//
+// Request bodies and event batches are built before each round, so the
+// timing holds only the sending. It prints one markdown row per round and
+// the medians. It needs DATABASE_URL (an empty PostgreSQL database),
+// INSIGHTD_CHDB_LIB, and INSIGHTD_DATA_DIR (a fresh directory).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+func main() {
+	batch := flag.Int("batch", 1000, "events per request / insert")
+	senders := flag.Int("senders", 8, "concurrent senders")
+	requests := flag.Int("requests", 100, "requests per round and mode")
+	rounds := flag.Int("rounds", 5, "rounds (each: direct, then http)")
+	persons := flag.Int("persons", 20000, "distinct ids events are spread over")
+	withUUIDs := flag.Bool("uuids", true, "send a uuid with each event, as posthog-js does (exercises the retry check)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ingestload:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*batch, *senders, *requests, *rounds, *persons, *withUUIDs); err != nil {
+		fmt.Fprintln(os.Stderr, "ingestload:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+func run(batch, senders, requests, rounds, persons int, withUUIDs bool) error {
+	ctx := context.Background()
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	ocfg, err := olap.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	engine, err := olap.Open(ctx, ocfg, log)
+	if err != nil {
+		return err
+	}
+	defer engine.Close()
+	if _, err := olap.Migrate(ctx, engine); err != nil {
+		return err
+	}
+	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20, AuthCacheTTL: time.Minute})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if _, err := store.Migrate(ctx); err != nil {
+		return err
+	}
+	boot, err := store.Bootstrap(ctx, fmt.Sprintf("ingest-%d@example.com", time.Now().UnixNano()), "Ingest", "Ingest")
+	if err != nil {
+		return err
+	}
+	acfg, err := api.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go api.New(acfg, log, store, engine).Serve(sctx, ln)
+	url := "http://" + ln.Addr().String() + "/batch/"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}, Timeout: time.Minute}
+
+	const directTeam = 1 << 40 // not a project: the ceiling writes beside it
+	rng := rand.New(rand.NewPCG(7, 11))
+	fmt.Printf("%d senders, %d events a request, %d requests a round and mode, uuids sent: %v, %d distinct ids\n\n",
+		senders, batch, requests, withUUIDs, persons)
+	fmt.Println("| round | direct events/s | HTTP /batch/ events/s | HTTP / direct |")
+	fmt.Println("|---|---|---|---|")
+	var direct, viaHTTP, ratios []float64
+	var sentHTTP int64
+	for r := 1; r <= rounds; r++ {
+		batches := make([][]olap.Event, requests)
+		for i := range batches {
+			batches[i] = events(rng, directTeam, batch, persons)
+		}
+		d, err := timed(senders, requests, func(i int) error { return engine.InsertEvents(ctx, batches[i]) })
+		if err != nil {
+			return fmt.Errorf("direct: %w", err)
+		}
+		bodies := make([][]byte, requests)
+		for i := range bodies {
+			if bodies[i], err = body(rng, boot.ProjectAPIToken, batch, persons, withUUIDs); err != nil {
+				return err
+			}
+		}
+		h, err := timed(senders, requests, func(i int) error { return post(client, url, bodies[i]) })
+		if err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		sentHTTP += int64(requests * batch)
+		n := float64(requests * batch)
+		direct, viaHTTP, ratios = append(direct, n/d.Seconds()), append(viaHTTP, n/h.Seconds()), append(ratios, d.Seconds()/h.Seconds())
+		fmt.Printf("| %d | %.0f | %.0f | %.2f |\n", r, n/d.Seconds(), n/h.Seconds(), d.Seconds()/h.Seconds())
+	}
+	fmt.Printf("| **median** | **%.0f** | **%.0f** | **%.2f** |\n\n", median(direct), median(viaHTTP), median(ratios))
+
+	rows, err := engine.Query(ctx, querybuilder.Statement{
+		SQL:    "SELECT count() FROM events WHERE team_id = {team:Int64}",
+		Params: map[string]any{"team": boot.ProjectID},
+	})
+	if err != nil {
+		return err
+	}
+	if got := int64(rows.Data[0][0].(uint64)); got != sentHTTP {
+		return fmt.Errorf("sent %d events over HTTP, %d stored", sentHTTP, got)
+	}
+	fmt.Printf("check: %d events sent over HTTP, %d stored\n", sentHTTP, sentHTTP)
+	return nil
+}
+
+// timed runs n jobs on senders goroutines and returns the wall time.
+func timed(senders, n int, job func(i int) error) (time.Duration, error) {
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	start := time.Now()
+	for range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := job(i); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start), first
+}
+
+func post(client *http.Client, url string, body []byte) error {
+	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	return nil
+}
+
+var (
+	pages    = []string{"/", "/pricing", "/docs", "/blog/launch", "/signup", "/checkout", "/account"}
+	browsers = []string{"Chrome", "Safari", "Firefox", "Edge"}
+	systems  = []string{"Mac OS X", "Windows", "iOS", "Android", "Linux"}
+)
+
+// properties is a posthog-js-like $pageview property set, about 500 bytes.
+func properties(rng *rand.Rand) map[string]any {
+	page := pages[rng.IntN(len(pages))]
+	return map[string]any{
+		"$current_url": "https://shop.example.com" + page, "$host": "shop.example.com", "$pathname": page,
+		"$browser": browsers[rng.IntN(len(browsers))], "$browser_version": 120 + rng.IntN(10),
+		"$os": systems[rng.IntN(len(systems))], "$device_type": "Desktop",
+		"$screen_height": 1080, "$screen_width": 1920, "$viewport_height": 950, "$viewport_width": 1900,
+		"$lib": "web", "$lib_version": "1.150.0", "$session_id": uuid.NewString(), "$window_id": uuid.NewString(),
+		"$referrer": "https://www.google.com/", "$referring_domain": "www.google.com", "$insert_id": fmt.Sprint(rng.Uint64()),
+	}
+}
+
+func events(rng *rand.Rand, team int64, n, persons int) []olap.Event {
+	out := make([]olap.Event, n)
+	now := time.Now().UTC()
+	for i := range out {
+		d := fmt.Sprintf("user-%d", rng.IntN(persons))
+		p, _ := json.Marshal(properties(rng))
+		out[i] = olap.Event{UUID: uuid.Must(uuid.NewV7()), TeamID: team, Event: "$pageview", DistinctID: d,
+			PersonID: olap.PersonIDFor(team, d), Timestamp: now.Add(-time.Duration(rng.IntN(3600)) * time.Second),
+			Properties: string(p), CreatedAt: now}
+	}
+	return out
+}
+
+func body(rng *rand.Rand, token string, n, persons int, withUUIDs bool) ([]byte, error) {
+	evs := make([]map[string]any, n)
+	now := time.Now().UTC()
+	for i := range evs {
+		ev := map[string]any{"event": "$pageview", "distinct_id": fmt.Sprintf("user-%d", rng.IntN(persons)),
+			"properties": properties(rng), "timestamp": now.Add(-time.Duration(rng.IntN(3600)) * time.Second).Format(time.RFC3339Nano)}
+		if withUUIDs {
+			ev["uuid"] = uuid.Must(uuid.NewV7()).String()
+		}
+		evs[i] = ev
+	}
+	return json.Marshal(map[string]any{"api_key": token, "batch": evs, "sent_at": now.Format(time.RFC3339Nano)})
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
