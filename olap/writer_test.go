@@ -326,3 +326,40 @@ func TestAClosedWriterRefusesWrites(t *testing.T) {
 		t.Fatalf("want ErrWriterClosed, got %v", res.Err)
 	}
 }
+
+func TestHotPropertyColumnsHoldTheStringValueOfTheirKey(t *testing.T) {
+	team := newTeam()
+	keys := []string{"$current_url", "$pathname", "$screen_name", "$session_id", "$browser", "$os", "$device_type",
+		"$group_0", "$group_1", "$group_2", "$group_3", "$group_4"}
+	props := []string{
+		`{"$current_url":"https://x.test/a?b=\"c\"","$browser":"Firefox","$os":5,"$group_0":{"nested":"x"},"$pathname":"/ünï\u00e7ode","$session_id":null}`,
+		`{"$screen_name":"Home","$device_type":"Mobile","$group_4":"org-1","$group_3":["a"],"other":"x"}`,
+		`{}`,
+	}
+	var evs []Event
+	for i, p := range props {
+		evs = append(evs, Event{UUID: uuid.New(), TeamID: team, Event: "e", DistinctID: fmt.Sprint(i), Timestamp: t0, Properties: p, CreatedAt: t0})
+	}
+	if err := engine.InsertEvents(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		col := "mat_" + k[1:]
+		n := queryInt(t, "SELECT countIf("+col+" != JSONExtractString(properties, {k:String})) + (count() != 3) FROM events WHERE team_id = {team:Int64}",
+			map[string]any{"team": team, "k": k})
+		if n != 0 {
+			t.Fatalf("%s differs from JSONExtractString(properties, %q)", col, k)
+		}
+	}
+	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+		SQL:    "SELECT mat_current_url, mat_browser, mat_os, mat_pathname, mat_group_0 FROM events WHERE team_id = {team:Int64} AND distinct_id = '0'",
+		Params: map[string]any{"team": team}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A value that is not a string reads as its JSON text, as
+	// JSONExtractString gives it.
+	if want := []any{`https://x.test/a?b="c"`, "Firefox", "5", "/ünïçode", `{"nested":"x"}`}; fmt.Sprint(rows.Data[0]) != fmt.Sprint(want) {
+		t.Fatalf("hot property values: want %q, got %q", want, rows.Data[0])
+	}
+}
