@@ -70,6 +70,22 @@ func (s *Server) createProject(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	if p.IsDemo {
+		// The project answers at once; its is_generating_demo_data is
+		// true until the demo product is written.
+		cfg := DemoSize
+		cfg.Team = p.ID
+		if err := s.store.SetGeneratingDemoData(c.Request.Context(), p.ID, true); err != nil {
+			writeError(c, err)
+			return
+		}
+		p.GeneratingDemoData = true
+		s.background(func(ctx context.Context) {
+			if _, err := runDemo(ctx, s.store, s.writer, s.log, cfg); err != nil {
+				s.log.Error("demo data failed", "project_id", p.ID, "error", err)
+			}
+		})
+	}
 	c.JSON(http.StatusCreated, projectFull(p))
 }
 

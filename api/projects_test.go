@@ -517,9 +517,34 @@ func TestResetTokenAndDemoFlag(t *testing.T) {
 	if st != 201 || demo["is_demo"] != true {
 		t.Fatalf("%d %v", st, demo)
 	}
-	st, gen := call(t, f.h, "GET", f.project(f.a.OrganizationID, int64(demo["id"].(float64)))+"is_generating_demo_data/", key, nil)
-	if st != 200 || gen["is_generating_demo_data"] != false || gen["name"] != "Demo" {
-		t.Fatalf("%d %v", st, gen)
+	// The demo product is written in the background; the flag says when
+	// it is done.
+	demoID := int64(demo["id"].(float64))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, gen := call(t, f.h, "GET", f.project(f.a.OrganizationID, demoID)+"is_generating_demo_data/", key, nil)
+		if st != 200 || gen["name"] != "Demo" {
+			t.Fatalf("%d %v", st, gen)
+		}
+		if gen["is_generating_demo_data"] == false {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("demo data still generating after a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+		SQL:    "SELECT count(), countIf(event = 'signup') FROM events WHERE team_id = {team:Int64}",
+		Params: map[string]any{"team": demoID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows.Data[0][0].(uint64) < 1000 || rows.Data[0][1].(uint64) == 0 {
+		t.Fatalf("a demo project should hold a product's events, got %v", rows.Data)
+	}
+	if st, p := call(t, f.h, "GET", f.project(f.a.OrganizationID, demoID), key, nil); st != 200 || p["ingested_event"] != true {
+		t.Fatalf("a demo project has ingested events: %d %v", st, p["ingested_event"])
 	}
 }
 

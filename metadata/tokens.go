@@ -36,7 +36,8 @@ func (s *Store) ProjectForToken(ctx context.Context, token string) (TokenProject
 	return p, nil
 }
 
-// MarkIngested records that a project has received its first event.
+// MarkIngested records that a project has received its first event; token,
+// when known, refreshes the capture cache.
 func (s *Store) MarkIngested(ctx context.Context, projectID int64, token string) error {
 	st, err := s.prepared(ctx, "UPDATE projects SET ingested_event = true WHERE id = $1 AND NOT ingested_event")
 	if err != nil {
@@ -45,6 +46,8 @@ func (s *Store) MarkIngested(ctx context.Context, projectID int64, token string)
 	if _, err := st.ExecContext(ctx, projectID); err != nil {
 		return err
 	}
-	s.tokens.put(token, TokenProject{ID: projectID, IngestedEvent: true})
+	if token != "" {
+		s.tokens.put(token, TokenProject{ID: projectID, IngestedEvent: true})
+	}
 	return nil
 }

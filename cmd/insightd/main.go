@@ -1,6 +1,6 @@
 // Command insightd is the analytics query server and its tools: serve,
-// migrate, admin (bootstrap, create-key) and version. Configuration comes
-// from environment variables; flags override them.
+// migrate, admin (bootstrap, create-key), demo-data, load and version.
+// Configuration comes from environment variables; flags override them.
 package main
 
 import (
@@ -33,6 +33,8 @@ Usage:
                                 create an organization, owner, project and all-scope key
   insightd admin create-key --email E --scopes a:b,c:d [--label L]
                                 create a personal API key for an existing user
+  insightd demo-data --project ID [--persons N] [--days D] [--seed S]
+                                write a simulated product's events into a project
   insightd version              print the version
 
 Run "insightd <command> --help" for a command's flags.
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdMigrate(ctx, args[1:], stdout, stderr)
 	case "admin":
 		err = cmdAdmin(ctx, args[1:], stdout, stderr)
+	case "demo-data":
+		err = cmdDemoData(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "insightd %s\n", version)
 	case "help", "-h", "--help":

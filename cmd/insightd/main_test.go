@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"reflect"
@@ -142,5 +143,40 @@ func TestMigrateTwiceIsANoOp(t *testing.T) {
 		if len(line.Postgres) != 0 {
 			t.Fatalf("migrate run %d applied postgres %v on a migrated database", i+1, line.Postgres)
 		}
+	}
+}
+
+func TestDemoDataWritesASimulatedProductIntoAProject(t *testing.T) {
+	lib := os.Getenv("INSIGHTD_CHDB_LIB")
+	if lib == "" {
+		t.Fatal("INSIGHTD_CHDB_LIB is not set: run `make test`")
+	}
+	db := testDB(t)
+	code, out, errOut := runCmd(t, db, "admin", "bootstrap", "--email", "demo@example.com", "--org", "Demo")
+	if code != 0 {
+		t.Fatalf("bootstrap exit %d: %s", code, errOut)
+	}
+	var boot struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &boot); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := []string{"demo-data", "--data-dir", dir, "--chdb-lib", lib, "--project", fmt.Sprint(boot.ProjectID),
+		"--persons", "50", "--days", "7", "--seed", "3", "--end", "2026-06-01T00:00:00Z"}
+	code, out, errOut = runCmd(t, db, args...)
+	if code != 0 {
+		t.Fatalf("demo-data exit %d: %s", code, errOut)
+	}
+	var st struct{ Persons, Events int }
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Persons < 45 || st.Events < st.Persons {
+		t.Fatalf("demo-data output %q (%v)", out, err)
+	}
+	if code, _, _ := runCmd(t, db, "demo-data", "--data-dir", dir, "--chdb-lib", lib, "--project", "999999999"); code != 1 {
+		t.Fatalf("an unknown project: exit %d, want 1", code)
+	}
+	if code, _, _ := runCmd(t, db, "demo-data", "--persons", "10"); code != 2 {
+		t.Fatalf("no --project: exit %d, want 2", code)
 	}
 }

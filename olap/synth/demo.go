@@ -43,7 +43,10 @@ func (c DemoConfig) Validate() error {
 // DemoStats says what a demo run wrote: persons with events, $identify
 // (sign-up) events, purchases and all events.
 type DemoStats struct {
-	Persons, Signups, Purchases, Events int
+	Persons   int `json:"persons"`
+	Signups   int `json:"signups"`
+	Purchases int `json:"purchases"`
+	Events    int `json:"events"`
 }
 
 // demoChunk is how many events go to the writer at once.
