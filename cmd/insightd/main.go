@@ -33,6 +33,8 @@ Usage:
                                 create an organization, owner, project and all-scope key
   insightd admin create-key --email E --scopes a:b,c:d [--label L]
                                 create a personal API key for an existing user
+  insightd load --project ID --events N --persons P --days D [--seed S] [--end YYYY-MM-DD]
+                                write a synthetic data set straight into ClickHouse
   insightd demo-data --project ID [--persons N] [--days D] [--seed S]
                                 write a simulated product's events into a project
   insightd version              print the version
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdAdmin(ctx, args[1:], stdout, stderr)
 	case "demo-data":
 		err = cmdDemoData(ctx, args[1:], stdout, stderr)
+	case "load":
+		err = cmdLoad(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "insightd %s\n", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/synth"
+)
+
+const loadSynopsis = "load --project ID --events N --persons P --days D [--seed S] [--end YYYY-MM-DD] [--chunk ROWS] [--append]"
+
+// cmdLoad writes a synthetic data set straight into ClickHouse (no HTTP,
+// no PostgreSQL): it opens the engine as serve does, applies the
+// ClickHouse migrations and runs olap/synth's generator. Progress goes to
+// stderr as log lines, the summary to stdout as one JSON object.
+func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("load", loadSynopsis, stderr)
+	ocfg, err := olap.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	// One statement writes millions of rows: the per-query timeout that
+	// suits serve (a minute) is too short unless the user chose one.
+	if os.Getenv("INSIGHTD_QUERY_TIMEOUT") == "" {
+		ocfg.QueryTimeout = time.Hour
+	}
+	dataDir := envOr("INSIGHTD_DATA_DIR", ".data")
+	logLevel := envOr("INSIGHTD_LOG_LEVEL", "info")
+	fs.StringVar(&ocfg.ClickHouseURL, "clickhouse-url", ocfg.ClickHouseURL, "ClickHouse server URL; empty = embedded chDB (env CLICKHOUSE_URL)")
+	fs.StringVar(&ocfg.ChDBLib, "chdb-lib", ocfg.ChDBLib, "path of libchdb.so (env INSIGHTD_CHDB_LIB)")
+	fs.StringVar(&dataDir, "data-dir", dataDir, "data directory; the embedded ClickHouse lives in <dir>/olap (env INSIGHTD_DATA_DIR)")
+	fs.DurationVar(&ocfg.QueryTimeout, "query-timeout", ocfg.QueryTimeout, "longest one chunk's statement may run (env INSIGHTD_QUERY_TIMEOUT; default 1h here)")
+	fs.StringVar(&logLevel, "log-level", logLevel, "debug, info, warn or error (env INSIGHTD_LOG_LEVEL)")
+
+	var cfg synth.LoadConfig
+	fs.Int64Var(&cfg.Project, "project", 0, "project id (team_id) the data belongs to (required)")
+	fs.Int64Var(&cfg.Events, "events", 0, "events to write (required)")
+	fs.Int64Var(&cfg.Persons, "persons", 0, "persons the events belong to, one distinct id user-<n> each (required)")
+	fs.IntVar(&cfg.Days, "days", 0, "days the events span, ending with --end (required)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed; the same seed, counts and --end write the same rows")
+	end := fs.String("end", "", "last day of the range, YYYY-MM-DD in UTC (default today)")
+	fs.Int64Var(&cfg.Chunk, "chunk", synth.DefaultChunk, "events one INSERT ... SELECT writes")
+	appendTo := fs.Bool("append", false, "write even if the project already has events")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if cfg.Project == 0 || cfg.Events == 0 || cfg.Persons == 0 || cfg.Days == 0 {
+		return fmt.Errorf("%w: --project, --events, --persons and --days are required", errUsage)
+	}
+	if cfg.Chunk < 1 {
+		return fmt.Errorf("%w: --chunk must be positive, got %d", errUsage, cfg.Chunk)
+	}
+	if *end != "" {
+		d, err := time.Parse(time.DateOnly, *end)
+		if err != nil {
+			return fmt.Errorf("%w: --end %q: want YYYY-MM-DD", errUsage, *end)
+		}
+		cfg.End = d
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if dataDir != "" {
+		ocfg.DataDir = filepath.Join(dataDir, "olap")
+	}
+	if err := ocfg.Validate(); err != nil {
+		return err
+	}
+	sf := storeFlags{logLevel: logLevel}
+	log, err := sf.logger(stderr)
+	if err != nil {
+		return err
+	}
+
+	engine, err := olap.Open(ctx, ocfg, log)
+	if err != nil {
+		return fmt.Errorf("ClickHouse: %w", err)
+	}
+	defer engine.Close()
+	applied, err := olap.Migrate(ctx, engine)
+	if err != nil {
+		return err
+	}
+	log.Info("migrated", "clickhouse_applied", applied)
+	existing, err := synth.ProjectEvents(ctx, engine, cfg.Project)
+	if err != nil {
+		return err
+	}
+	if existing > 0 && !*appendTo {
+		return fmt.Errorf("project %d already has %d events; pass --append to add more "+
+			"(the same seed and --end write the same rows again, which merges collapse)", cfg.Project, existing)
+	}
+
+	start, stop := cfg.Range()
+	log.Info("loading", "project", cfg.Project, "events", cfg.Events, "persons", cfg.Persons,
+		"from", start.Format(time.DateOnly), "until", stop.Format(time.DateOnly), "seed", cfg.Seed, "chunk", cfg.Chunk)
+	began := time.Now()
+	st, err := synth.Load(ctx, engine, cfg, func(done int64) {
+		secs := time.Since(began).Seconds()
+		log.Info("progress", "events", done, "of", cfg.Events, "seconds", roundMillis(secs), "events_per_second", int64(float64(done)/secs))
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted after %d of %d events: %w", st.Events, cfg.Events, err)
+		}
+		return fmt.Errorf("after %d of %d events: %w", st.Events, cfg.Events, err)
+	}
+	secs := st.Duration.Seconds()
+	return json.NewEncoder(stdout).Encode(map[string]any{
+		"project":           cfg.Project,
+		"events":            st.Events,
+		"persons":           st.Persons,
+		"start":             st.Start.Format(time.RFC3339),
+		"end":               st.End.Format(time.RFC3339),
+		"seed":              cfg.Seed,
+		"chunks":            st.Chunks,
+		"hot_columns":       st.HotColumns,
+		"seconds":           roundMillis(secs),
+		"events_per_second": int64(float64(st.Events) / secs),
+		"project_events":    existing + st.Events,
+	})
+}
+
+func roundMillis(secs float64) float64 { return float64(int64(secs*1000)) / 1000 }
