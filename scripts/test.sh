@@ -36,3 +36,4 @@ server=$!
 for _ in $(seq 1 100); do curl -sf "http://$INSIGHTD_ADDR/_ready" >/dev/null && break; sleep 0.1; done
 scripts/smoke-projects.sh "http://$INSIGHTD_ADDR" "$key" || { tail -n 20 "$smoke_dir/serve.log" >&2; exit 1; }
 scripts/smoke-insights.sh "http://$INSIGHTD_ADDR" "$key" || { tail -n 20 "$smoke_dir/serve.log" >&2; exit 1; }
+scripts/smoke-capture.sh "http://$INSIGHTD_ADDR" "$key" || { tail -n 20 "$smoke_dir/serve.log" >&2; exit 1; }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The capture flow an SDK or script runs, with curl, against a running
+# server: send a batch (plain and gzip), a single event, see a bad event
+# refused with the field named, and the project marked as having events.
+# Usage: scripts/smoke-capture.sh BASE_URL PERSONAL_API_KEY
+set -euo pipefail
+BASE=${1:?base URL, e.g. http://127.0.0.1:8000}
+KEY=${2:?personal API key}
+fail() { echo "smoke: $*" >&2; exit 1; }
+field() { printf '%s' "$2" | grep -o "\"$1\": *\(\"[^\"]*\"\|[0-9]*\|true\|false\)" | head -n 1 | sed -E 's/^"[^"]*": *"?([^"]*)"?$/\1/'; }
+status_body() { printf '%s %s' "$(tail -n 1 <<<"$1")" "$(sed '$d' <<<"$1")"; }
+
+r=$(status_body "$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$BASE/api/organizations/@current/projects/")")
+[ "${r%% *}" = 200 ] || fail "list projects: $r"
+org=$(field organization "$r"); id=$(field id "${r#* }"); token=$(field api_token "$r")
+[ -n "$token" ] || fail "no project token in $r"
+
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+batch="{\"api_key\": \"$token\", \"batch\": [
+  {\"event\": \"\$pageview\", \"distinct_id\": \"anon-1\", \"timestamp\": \"$now\", \"properties\": {\"\$current_url\": \"https://smoke.test/\"}},
+  {\"event\": \"\$identify\", \"distinct_id\": \"smoke@example.com\", \"properties\": {\"\$anon_distinct_id\": \"anon-1\", \"\$set\": {\"plan\": \"free\"}}}]}"
+r=$(status_body "$(curl -sS -w '\n%{http_code}' -H 'Content-Type: application/json' --data "$batch" "$BASE/batch/")")
+[ "${r%% *}" = 200 ] && [ "$(field status "$r")" = 1 ] || fail "batch: $r"
+echo "batch: 200 {\"status\": 1}"
+
+r=$(status_body "$(printf '%s' "{\"token\": \"$token\", \"event\": \"signup\", \"distinct_id\": \"smoke@example.com\"}" | gzip |
+  curl -sS -w '\n%{http_code}' -H 'Content-Type: text/plain' --data-binary @- "$BASE/i/v0/e/?compression=gzip-js")")
+[ "${r%% *}" = 200 ] || fail "gzip single event: $r"
+echo "gzip single event: 200"
+
+r=$(status_body "$(curl -sS -w '\n%{http_code}' -H 'Content-Type: application/json' \
+  --data "{\"api_key\": \"$token\", \"batch\": [{\"event\": \"ok\", \"distinct_id\": \"d\"}, {\"event\": \"no distinct id\"}]}" "$BASE/batch/")")
+[ "${r%% *}" = 400 ] && [ "$(field attr "$r")" = "batch[1].distinct_id" ] || fail "bad event: $r"
+echo "bad event: 400, attr batch[1].distinct_id"
+
+r=$(status_body "$(curl -sS -w '\n%{http_code}' -H 'Content-Type: application/json' --data '{"api_key": "phc_unknown", "event": "e", "distinct_id": "d"}' "$BASE/capture/")")
+[ "${r%% *}" = 401 ] || fail "unknown token: $r"
+echo "unknown token: 401"
+
+r=$(status_body "$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$BASE/api/organizations/$org/projects/$id/")")
+[ "${r%% *}" = 200 ] && [ "$(field ingested_event "$r")" = true ] || fail "ingested_event: $r"
+echo "project: ingested_event true"
+echo "smoke: the capture flow works"
