@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -21,6 +21,12 @@ bench: setup
 
 bench-projects: setup
 	@scripts/bench-projects.sh
+
+bench-ingest: setup
+	@scripts/bench-ingest.sh $(ARGS)
+
+bench-load: setup
+	@scripts/bench-load.sh
 
 lint:
 	gofmt -l . | (! grep .)

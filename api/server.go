@@ -97,6 +97,9 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	return s
 }
 
+// WriterStats is what the event writer has done since the server started.
+func (s *Server) WriterStats() *olap.WriterStats { return s.writer.Stats() }
+
 // background runs fn after the response, tracked so shutdown waits for it.
 func (s *Server) background(fn func(ctx context.Context)) {
 	s.bg.Add(1)

@@ -102,7 +102,8 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool) error {
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go api.New(acfg, log, store, engine).Serve(sctx, ln)
+	srv := api.New(acfg, log, store, engine)
+	go srv.Serve(sctx, ln)
 	url := "http://" + ln.Addr().String() + "/batch/"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}, Timeout: time.Minute}
 
@@ -151,6 +152,11 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool) error {
 		return fmt.Errorf("sent %d events over HTTP, %d stored", sentHTTP, got)
 	}
 	fmt.Printf("check: %d events sent over HTTP, %d stored\n", sentHTTP, sentHTTP)
+	ws := srv.WriterStats()
+	f := float64(ws.Flushes.Load())
+	ms := func(n int64) float64 { return float64(n) / f / 1e6 }
+	fmt.Printf("writer: %d flushes, %.0f events a flush; mean ms a flush: retry check %.1f, person resolution %.1f, person rows %.1f, events insert %.1f\n",
+		ws.Flushes.Load(), float64(ws.Events.Load())/f, ms(ws.CheckNanos.Load()), ms(ws.ResolveNanos.Load()), ms(ws.PersonsNanos.Load()), ms(ws.InsertNanos.Load()))
 	return nil
 }
 

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Event ingestion throughput: HTTP /batch/ against the direct engine insert
+# (the ceiling), in one process and one run (benchmarks/ingestload), on a
+# private PostgreSQL and a fresh embedded ClickHouse. Flags after the
+# script go to ingestload, e.g. scripts/bench-ingest.sh -rounds 5 -uuids=false
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+PG_DIR=$DATA_DIR/postgres-bench-ingest
+BENCH_DATA=$(mktemp -d)
+export INSIGHTD_CHDB_LIB=${INSIGHTD_CHDB_LIB:-$ROOT/.deps/chdb/libchdb.so}
+export INSIGHTD_DATA_DIR=$BENCH_DATA
+cleanup() { pg_stop "$PG_DIR"; rm -rf "$BENCH_DATA"; }
+trap cleanup EXIT
+unset DATABASE_URL
+pg_start "$PG_DIR" insightd_bench_ingest
+go build -o bin/ingestload ./benchmarks/ingestload
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+bin/ingestload "$@"
