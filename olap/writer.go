@@ -107,6 +107,9 @@ type Writer struct {
 	done   chan struct{}
 	ident  *identity
 	stats  WriterStats
+
+	mu     sync.RWMutex
+	closed bool
 }
 
 // WriterStats counts what a writer did, for metrics, benchmarks and tests.
@@ -166,17 +169,19 @@ func (w *Writer) Write(ctx context.Context, events []Capture) WriteResult {
 		return WriteResult{}
 	}
 	r := &writeRequest{events: events, result: make(chan WriteResult, 1)}
-	select {
-	case <-w.quit:
+	// The read lock keeps Close from finishing between the check and the
+	// send, which would leave r queued where no one reads it.
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
 		return WriteResult{Err: ErrWriterClosed}
-	default:
 	}
 	select {
 	case w.in <- r:
+		w.mu.RUnlock()
 	case <-ctx.Done():
+		w.mu.RUnlock()
 		return WriteResult{Err: ctx.Err()}
-	case <-w.quit:
-		return WriteResult{Err: ErrWriterClosed}
 	}
 	return <-r.result
 }
@@ -186,11 +191,12 @@ func (w *Writer) Stats() *WriterStats { return &w.stats }
 
 // Close stops accepting writes, flushes what is queued and waits.
 func (w *Writer) Close() {
-	select {
-	case <-w.quit:
-	default:
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
 		close(w.quit)
 	}
+	w.mu.Unlock()
 	<-w.done
 }
 

@@ -363,3 +363,33 @@ func TestHotPropertyColumnsHoldTheStringValueOfTheirKey(t *testing.T) {
 		t.Fatalf("hot property values: want %q, got %q", want, rows.Data[0])
 	}
 }
+
+func TestWritesRacingCloseAllReturn(t *testing.T) {
+	team := newTeam()
+	w := NewWriter(engine, slog.New(slog.NewTextHandler(io.Discard, nil)), WriterConfig{})
+	var wg sync.WaitGroup
+	var stored atomic.Int64
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := w.Write(context.Background(), []Capture{capture(team, "e", fmt.Sprint(i), t0, nil)})
+			if res.Err != nil && res.Err != ErrWriterClosed {
+				t.Error(res.Err)
+			}
+			stored.Add(int64(res.Stored))
+		}()
+	}
+	time.Sleep(time.Millisecond)
+	w.Close()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a Write racing Close never returned")
+	}
+	if got := eventCount(t, team); got != stored.Load() {
+		t.Fatalf("writes answered as stored: %d; events stored: %d", stored.Load(), got)
+	}
+}
