@@ -146,7 +146,7 @@ func (s *Server) deleteProject(c *gin.Context) {
 // ClickHouse. It runs after the response: the deletion is a mutation that
 // may take a while on a big table, and the metadata is already gone.
 func (s *Server) deleteProjectData(ctx context.Context, id int64) {
-	for _, table := range []string{"events", "persons", "person_distinct_id"} {
+	for _, table := range []string{"events", "persons", "person_distinct_id", "person_overrides", "event_uuids"} {
 		// Table names come from this list, the project id is bound.
 		err := s.engine.Exec(ctx, querybuilder.Statement{
 			SQL:    "ALTER TABLE " + table + " DELETE WHERE team_id = {team:Int64}",

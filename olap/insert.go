@@ -28,7 +28,8 @@ var (
 		"team_id", "distinct_id", "person_id", "is_deleted", "version"}}
 	OverridesTable = Table{"person_overrides", []string{
 		"team_id", "old_person_id", "override_person_id", "version"}}
-	eventsTable = Table{"events", []string{
+	eventUUIDsTable = Table{"event_uuids", []string{"team_id", "uuid"}}
+	eventsTable     = Table{"events", []string{
 		"uuid", "team_id", "event", "distinct_id", "person_id", "timestamp", "properties", "created_at"}}
 )
 

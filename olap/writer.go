@@ -300,13 +300,14 @@ func (w *Writer) store(ctx context.Context, group []*writeRequest) ([]WriteResul
 	// The retry check and person resolution are independent reads: run
 	// them side by side. Resolving a retried event again changes nothing
 	// (its links and property updates are already in place).
+	all := events // retried indexes point here; events is filtered below
 	var stored map[uuid.UUID]bool
 	var storedErr error
 	checked := make(chan struct{})
 	start := time.Now()
 	go func() {
 		defer close(checked)
-		stored, storedErr = w.storedUUIDs(ctx, events, retried)
+		stored, storedErr = w.storedUUIDs(ctx, all, retried)
 		w.stats.CheckNanos.Add(int64(time.Since(start)))
 	}()
 	p, err := w.ident.resolve(ctx, events, updates)
@@ -319,7 +320,14 @@ func (w *Writer) store(ctx context.Context, group []*writeRequest) ([]WriteResul
 		w.ident.forget(teams)
 		return results, err
 	}
+	var fresh [][]any // client-chosen uuids now stored, for later retry checks
+	for _, i := range retried {
+		if !stored[all[i].UUID] {
+			fresh = append(fresh, []any{all[i].TeamID, all[i].UUID})
+		}
+	}
 	if len(stored) > 0 {
+		// Filtering in place reuses all's array: fresh is taken first.
 		keep := 0
 		for i := range events {
 			if stored[events[i].UUID] {
@@ -334,6 +342,12 @@ func (w *Writer) store(ctx context.Context, group []*writeRequest) ([]WriteResul
 	if err := w.write(ctx, events, p); err != nil {
 		w.ident.forget(teams)
 		return results, err
+	}
+	if err := w.engine.Insert(ctx, eventUUIDsTable, fresh); err != nil {
+		// The events are stored and their senders will not resend them;
+		// only a spurious resend could now be stored twice (and
+		// ReplacingMergeTree collapses it at merge). Not worth a failure.
+		w.log.Error("could not record event uuids for the retry check", "events", len(fresh), "error", err)
 	}
 	w.ident.trim()
 	for _, gi := range owner {
@@ -382,15 +396,6 @@ func (w *Writer) write(ctx context.Context, events []Event, p *pending) error {
 	return nil
 }
 
-// retryKey is an event's place in the events table's sorting key.
-type retryKey struct {
-	Team       int64     `json:"t"`
-	Day        string    `json:"d"`
-	Event      string    `json:"e"`
-	DistinctID string    `json:"di"`
-	UUID       uuid.UUID `json:"u"`
-}
-
 // jsonLines writes values as JSONEachRow text. Lists of keys travel to the
 // engine this way, as one String parameter read with format(): the engine
 // parses an Array parameter of thousands of values 3 to 5 times slower.
@@ -405,35 +410,29 @@ func jsonLines(values []any) (string, error) {
 	return b.String(), nil
 }
 
+// uuidKey is a stored event's identity for the retry check.
+type uuidKey struct {
+	Team int64     `json:"t"`
+	UUID uuid.UUID `json:"u"`
+}
+
 // storedUUIDs finds which of the events at idx (those whose uuid the
-// client chose) are already stored. The sorting-key tuple narrows the read
-// to the project's days the batch touches; the uuid set, checked first
-// (PREWHERE), keeps the engine from hashing every row there: on a day of
-// 3 million events the check of 4 000 uuids takes about 45 ms instead of
-// 300. Its cost still grows with a project's events per day, which is
-// the limit of this design (see the ingestion notes). A retry is the same event sent again, with the same
-// name, distinct id and day; it is found. The same uuid reused for a
-// different event is a different row, as it is for ReplacingMergeTree.
+// client chose) are already stored, by point lookups in event_uuids.
 func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (map[uuid.UUID]bool, error) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
 	keys := make([]any, len(idx))
 	for j, i := range idx {
-		ev := &events[i]
-		keys[j] = retryKey{Team: ev.TeamID, Day: ev.Timestamp.Format(time.DateOnly), Event: ev.Event,
-			DistinctID: ev.DistinctID, UUID: ev.UUID}
+		keys[j] = uuidKey{Team: events[i].TeamID, UUID: events[i].UUID}
 	}
 	data, err := jsonLines(keys)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := w.engine.Query(ctx, querybuilder.Statement{
-		SQL: `WITH keys AS (SELECT * FROM format(JSONEachRow, 't Int64, d Date, e String, di String, u UUID', {keys:String}))
-SELECT DISTINCT uuid FROM events
-WHERE uuid IN (SELECT u FROM keys)
-  AND (team_id, toDate(timestamp), event, cityHash64(distinct_id), cityHash64(uuid)) IN (
-    SELECT t, d, e, cityHash64(di), cityHash64(u) FROM keys)`,
+		SQL: `SELECT DISTINCT uuid FROM event_uuids
+WHERE (team_id, uuid) IN (SELECT t, u FROM format(JSONEachRow, 't Int64, u UUID', {keys:String}))`,
 		Params: map[string]any{"keys": data},
 	})
 	if err != nil {

@@ -266,6 +266,13 @@ func TestTheSameUUIDIsStoredOnce(t *testing.T) {
 	if res.Stored != 0 || res.Duplicates != 1 {
 		t.Fatalf("retry: stored %d, duplicates %d", res.Stored, res.Duplicates)
 	}
+	// A retry sent without a timestamp lands "now", on another day: the
+	// uuid alone identifies the event.
+	late := ev
+	late.Timestamp = ev.Timestamp.Add(36 * time.Hour)
+	if res = mustWrite(t, w, late); res.Stored != 0 || res.Duplicates != 1 {
+		t.Fatalf("retry on another day: stored %d, duplicates %d", res.Stored, res.Duplicates)
+	}
 	// A fresh writer (a restarted server) finds it in ClickHouse.
 	w2 := newTestWriter(t)
 	if res = mustWrite(t, w2, retry); res.Stored != 0 {
