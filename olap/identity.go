@@ -63,15 +63,12 @@ func (c *versionClock) next() uint64 {
 	return v
 }
 
-// forget drops what is known of teams after a failed flush, whose writes
-// may or may not have landed: the next flush asks ClickHouse again.
-func (id *identity) forget(teams map[int64]bool) {
-	for t := range teams {
-		if ti := id.teams[t]; ti != nil {
-			id.cached -= len(ti.ids)
-			delete(id.teams, t)
-		}
-	}
+// forgetAll drops what is known of every team after a failed batch,
+// whose writes may or may not have landed: the next batch asks ClickHouse
+// again.
+func (id *identity) forgetAll() {
+	id.teams = map[int64]*teamIdentity{}
+	id.cached = 0
 }
 
 // trim empties the id and person caches when they have grown past the

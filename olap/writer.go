@@ -2,20 +2,14 @@ package olap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
-
-	"github.com/insightd/insightd/querybuilder"
 )
 
 // Capture is one validated event on its way to storage.
@@ -96,8 +90,9 @@ var ErrWriterClosed = errors.New("the event writer is shut down")
 // are gathered into one insert (up to MaxEvents, or Linger after the first
 // one waits), and each call returns once its own events are stored and
 // visible to queries. Nothing is held in memory past a Write's return, so
-// a crash loses only requests not yet answered. One goroutine resolves
-// persons and writes, in arrival order.
+// a crash loses only requests not yet answered. Batches go through two
+// stages in arrival order (see loop): one resolves persons while the
+// previous one is inserted.
 type Writer struct {
 	engine Engine
 	log    *slog.Logger
@@ -200,17 +195,65 @@ func (w *Writer) Close() {
 	<-w.done
 }
 
+// The writer runs in two stages so that one batch's reads overlap the
+// previous batch's inserts: loop (this goroutine, the only one touching
+// identity) gathers requests, drops duplicates and resolves persons;
+// writeLoop inserts and answers. A batch prepared while an earlier one was
+// still being written may depend on it (persons it created, retries of its
+// events): when a batch fails, every batch prepared before loop learned of
+// that failure fails too, and loop forgets what it knew of persons, so the
+// clients' retries start from what ClickHouse holds.
 func (w *Writer) loop() {
 	defer close(w.done)
+	toWrite := make(chan *batch, 1)
+	written := make(chan *batch, 4)
+	go w.writeLoop(toWrite, written)
+	inflight := map[teamUUID]int{}
+	var gen uint64
+	settle := func(b *batch) {
+		for _, k := range b.inflight {
+			if inflight[k]--; inflight[k] <= 0 {
+				delete(inflight, k)
+			}
+		}
+		if b.err != nil && b.gen == gen {
+			w.ident.forgetAll()
+			gen++
+		}
+	}
+	send := func(group []*writeRequest) {
+		b := w.prepare(group, gen, inflight)
+		for {
+			select {
+			case toWrite <- b:
+				return
+			case d := <-written:
+				settle(d)
+			}
+		}
+	}
 	for {
-		var first *writeRequest
 		select {
-		case first = <-w.in:
+		case r := <-w.in:
+			send(w.gather(r))
+		case d := <-written:
+			settle(d)
 		case <-w.quit:
-			w.drain()
+			// Write what was queued before Close, then let writeLoop end.
+			for queued := true; queued; {
+				select {
+				case r := <-w.in:
+					send(w.gather(r))
+				default:
+					queued = false
+				}
+			}
+			close(toWrite)
+			for d := range written {
+				settle(d)
+			}
 			return
 		}
-		w.flush(w.gather(first))
 	}
 }
 
@@ -234,210 +277,29 @@ func (w *Writer) gather(first *writeRequest) []*writeRequest {
 	return group
 }
 
-// drain writes what was queued before Close.
-func (w *Writer) drain() {
-	for {
-		select {
-		case r := <-w.in:
-			w.flush(w.gather(r))
-		default:
-			return
+// writeLoop inserts prepared batches in order and answers their requests.
+func (w *Writer) writeLoop(in <-chan *batch, out chan<- *batch) {
+	defer close(out)
+	var failed *batch
+	for b := range in {
+		if b.err == nil && failed != nil && b.gen <= failed.gen {
+			b.err = fmt.Errorf("an earlier insert this one depended on failed: %w", failed.err)
 		}
-	}
-}
-
-func (w *Writer) flush(group []*writeRequest) {
-	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
-	defer cancel()
-	results, err := w.store(ctx, group)
-	for i, r := range group {
-		res := results[i]
-		res.Err = err
-		r.result <- res
-	}
-}
-
-// store writes one group: it drops duplicates, resolves persons, writes
-// person rows, then events. Person rows go first so that no stored event
-// lacks its person; a failure after them leaves rows a retry rewrites.
-func (w *Writer) store(ctx context.Context, group []*writeRequest) ([]WriteResult, error) {
-	results := make([]WriteResult, len(group))
-	total := 0
-	for _, r := range group {
-		total += len(r.events)
-	}
-	events := make([]Event, 0, total)
-	updates := make([]*PersonUpdate, 0, total)
-	owner := make([]int, 0, total)
-	seen := make(map[uuid.UUID]bool, total)
-	var retried []int
-	teams := map[int64]bool{}
-	now := time.Now().UTC()
-	for gi, r := range group {
-		rteams := map[int64]bool{}
-		for i := range r.events {
-			c := &r.events[i]
-			if seen[c.UUID] {
-				results[gi].Duplicates++
-				continue
-			}
-			seen[c.UUID] = true
-			if c.ClientUUID {
-				retried = append(retried, len(events))
-			}
-			ev := c.Event
-			ev.CreatedAt = now
-			events = append(events, ev)
-			updates = append(updates, c.Person)
-			owner = append(owner, gi)
-			if !rteams[ev.TeamID] {
-				rteams[ev.TeamID] = true
-				results[gi].Teams = append(results[gi].Teams, ev.TeamID)
-			}
-			teams[ev.TeamID] = true
+		if b.err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
+			b.err = w.write(ctx, b)
+			cancel()
 		}
-	}
-	// The retry check and person resolution are independent reads: run
-	// them side by side. Resolving a retried event again changes nothing
-	// (its links and property updates are already in place).
-	all := events // retried indexes point here; events is filtered below
-	var stored map[uuid.UUID]bool
-	var storedErr error
-	checked := make(chan struct{})
-	start := time.Now()
-	go func() {
-		defer close(checked)
-		stored, storedErr = w.storedUUIDs(ctx, all, retried)
-		w.stats.CheckNanos.Add(int64(time.Since(start)))
-	}()
-	p, err := w.ident.resolve(ctx, events, updates)
-	w.stats.ResolveNanos.Add(int64(time.Since(start)))
-	<-checked
-	if err == nil {
-		err = storedErr
-	}
-	if err != nil {
-		w.ident.forget(teams)
-		return results, err
-	}
-	var fresh [][]any // client-chosen uuids now stored, for later retry checks
-	for _, i := range retried {
-		if !stored[all[i].UUID] {
-			fresh = append(fresh, []any{all[i].TeamID, all[i].UUID})
+		if b.err != nil && (failed == nil || b.gen > failed.gen) {
+			failed = b
 		}
-	}
-	if len(stored) > 0 {
-		// Filtering in place reuses all's array: fresh is taken first.
-		keep := 0
-		for i := range events {
-			if stored[events[i].UUID] {
-				results[owner[i]].Duplicates++
-				continue
+		for i, r := range b.group {
+			res := b.results[i]
+			if b.err != nil {
+				res = WriteResult{Teams: res.Teams, Err: b.err}
 			}
-			events[keep], owner[keep] = events[i], owner[i]
-			keep++
+			r.result <- res
 		}
-		events, owner = events[:keep], owner[:keep]
+		out <- b
 	}
-	if err := w.write(ctx, events, p); err != nil {
-		w.ident.forget(teams)
-		return results, err
-	}
-	if err := w.engine.Insert(ctx, eventUUIDsTable, fresh); err != nil {
-		// The events are stored and their senders will not resend them;
-		// only a spurious resend could now be stored twice (and
-		// ReplacingMergeTree collapses it at merge). Not worth a failure.
-		w.log.Error("could not record event uuids for the retry check", "events", len(fresh), "error", err)
-	}
-	w.ident.trim()
-	for _, gi := range owner {
-		results[gi].Stored++
-	}
-	w.stats.Flushes.Add(1)
-	w.stats.Events.Add(int64(len(events)))
-	w.stats.Duplicates.Add(int64(total - len(events)))
-	return results, nil
-}
-
-// write stores person rows, then events: no stored event lacks its
-// person. The three person tables are written side by side.
-func (w *Writer) write(ctx context.Context, events []Event, p *pending) error {
-	writes := []struct {
-		t    Table
-		rows [][]any
-	}{
-		{PersonsTable, p.personRows(&w.ident.clock)},
-		{DistinctIDsTable, p.distinctIDs},
-		{OverridesTable, p.overrides},
-	}
-	errs := make([]error, len(writes))
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i, x := range writes {
-		wg.Go(func() {
-			if err := w.engine.Insert(ctx, x.t, x.rows); err != nil {
-				errs[i] = fmt.Errorf("write %s: %w", x.t.name, err)
-			}
-		})
-	}
-	wg.Wait()
-	w.stats.PersonsNanos.Add(int64(time.Since(start)))
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	if len(events) == 0 {
-		return nil
-	}
-	start = time.Now()
-	defer func() { w.stats.InsertNanos.Add(int64(time.Since(start))) }()
-	if err := w.engine.InsertEvents(ctx, events); err != nil {
-		return fmt.Errorf("write events: %w", err)
-	}
-	return nil
-}
-
-// jsonLines writes values as JSONEachRow text. Lists of keys travel to the
-// engine this way, as one String parameter read with format(): the engine
-// parses an Array parameter of thousands of values 3 to 5 times slower.
-func jsonLines(values []any) (string, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	for _, v := range values {
-		if err := enc.Encode(v); err != nil {
-			return "", err
-		}
-	}
-	return b.String(), nil
-}
-
-// storedUUIDs finds which of the events at idx (those whose uuid the
-// client chose) are already stored, by point lookups in event_uuids. The
-// keys travel as TSV text in one parameter (numbers and uuids need no
-// escaping), the cheapest form for the engine to read: about 4 ms for
-// 4 000 keys.
-func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (map[uuid.UUID]bool, error) {
-	if len(idx) == 0 {
-		return nil, nil
-	}
-	var keys strings.Builder
-	keys.Grow(len(idx) * 58)
-	for _, i := range idx {
-		keys.WriteString(strconv.FormatInt(events[i].TeamID, 10))
-		keys.WriteByte('\t')
-		keys.WriteString(events[i].UUID.String())
-		keys.WriteByte('\n')
-	}
-	rows, err := w.engine.Query(ctx, querybuilder.Statement{
-		SQL: `SELECT DISTINCT uuid FROM event_uuids
-WHERE (team_id, uuid) IN (SELECT t, u FROM format(TSV, 't Int64, u UUID', {keys:String}))`,
-		Params: map[string]any{"keys": keys.String()},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("look up retried events: %w", err)
-	}
-	out := make(map[uuid.UUID]bool, len(rows.Data))
-	for _, r := range rows.Data {
-		out[uuid.MustParse(r[0].(string))] = true
-	}
-	return out, nil
 }

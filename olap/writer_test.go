@@ -400,3 +400,43 @@ func TestWritesRacingCloseAllReturn(t *testing.T) {
 		t.Fatalf("writes answered as stored: %d; events stored: %d", stored.Load(), got)
 	}
 }
+
+// faultyEngine is the real engine with event inserts that fail on demand,
+// to see the writer recover from a failed insert.
+type faultyEngine struct {
+	Engine
+	fail atomic.Bool
+}
+
+func (f *faultyEngine) InsertEvents(ctx context.Context, events []Event) error {
+	if f.fail.Load() {
+		return fmt.Errorf("injected failure")
+	}
+	return f.Engine.InsertEvents(ctx, events)
+}
+
+func TestAFailedInsertIsReportedAndTheResendStoresEverything(t *testing.T) {
+	team := newTeam()
+	fe := &faultyEngine{Engine: engine}
+	w := NewWriter(fe, slog.New(slog.NewTextHandler(io.Discard, nil)), WriterConfig{})
+	t.Cleanup(w.Close)
+	ev := capture(team, "signup", "new-user", t0, &PersonUpdate{Set: map[string]json.RawMessage{"plan": raw("free")}})
+	ev.ClientUUID = true
+	fe.fail.Store(true)
+	if res := w.Write(context.Background(), []Capture{ev}); res.Err == nil || res.Stored != 0 {
+		t.Fatalf("want the failure reported, got %+v", res)
+	}
+	fe.fail.Store(false)
+	// The client sends the same event again; then a later one.
+	mustWrite(t, w, ev)
+	mustWrite(t, w, capture(team, "purchase", "new-user", t0.Add(time.Minute), nil))
+	if got := eventCount(t, team); got != 2 {
+		t.Fatalf("want both events stored once, got %d", got)
+	}
+	if got := personProperties(t, team, "new-user"); fmt.Sprint(got) != "map[plan:free]" {
+		t.Fatalf("the person must exist with its properties after the resend, got %v", got)
+	}
+	if got := uniquePersons(t, team); got != 1 {
+		t.Fatalf("want 1 person, got %d", got)
+	}
+}
