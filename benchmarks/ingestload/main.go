@@ -152,6 +152,12 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool) error {
 		return fmt.Errorf("sent %d events over HTTP, %d stored", sentHTTP, got)
 	}
 	fmt.Printf("check: %d events sent over HTTP, %d stored\n", sentHTTP, sentHTTP)
+	parts, err := engine.Query(ctx, querybuilder.Statement{SQL: `SELECT table, count() FROM system.parts
+WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table`})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("active parts at the end: %v\n", parts.Data)
 	ws := srv.WriterStats()
 	f := float64(ws.Flushes.Load())
 	ms := func(n int64) float64 { return float64(n) / f / 1e6 }
