@@ -1,0 +1,494 @@
+package querybuilder
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp/syntax"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PropertyFilter is a property condition or an AND/OR group of them, as
+// PostHog's legacy filters send them in properties, in an entity's
+// properties and in a project's test_account_filters.
+type PropertyFilter struct {
+	// Group is "AND" or "OR" for a group and empty for a condition.
+	Group  string
+	Values []*PropertyFilter
+
+	// A condition: Type is event or person, Operator one of operators.
+	Key      string
+	Type     string
+	Operator string
+	Value    any // as sent: string, json.Number, bool, []any
+	Negation bool
+
+	// What Value means for the operator, resolved while validating.
+	strs        []string  // exact, is_not, icontains, regex
+	num         float64   // gt, gte, lt, lte
+	from, until time.Time // is_date_*: [from, until); zero until for one instant
+}
+
+// operators are the condition operators analytics.md lists.
+var operators = map[string]bool{
+	"exact": true, "is_not": true, "icontains": true, "not_icontains": true,
+	"regex": true, "not_regex": true, "gt": true, "gte": true, "lt": true, "lte": true,
+	"is_set": true, "is_not_set": true, "is_date_exact": true, "is_date_before": true, "is_date_after": true,
+}
+
+const operatorList = "exact, is_not, icontains, not_icontains, regex, not_regex, gt, gte, lt, lte, is_set, is_not_set, is_date_exact, is_date_before, is_date_after"
+
+// Property types PostHog defines that insightd cannot filter on yet: a
+// request naming one is refused as a 400 rather than silently widened.
+var unsupportedPropertyTypes = map[string]bool{
+	"group": true, "cohort": true, "session": true, "element": true, "hogql": true,
+	"static-cohort": true, "precalculated-cohort": true, "data_warehouse": true, "feature": true,
+	"recording": true, "log_entry": true, "data_warehouse_person_property": true,
+}
+
+// Bounds on one property document, so that a hostile request cannot make
+// the parser or the generated SQL arbitrarily deep or long.
+const (
+	maxPropertyDepth      = 8
+	maxPropertyConditions = 200
+)
+
+// propertyParser reads property documents for one request.
+type propertyParser struct {
+	clock clock
+	pr    *problems
+	count int
+}
+
+// parse reads a document: a list of conditions and groups (ANDed), a
+// group {"type": "AND"|"OR", "values": [...]}, or the oldest form, an
+// object of key: value exact matches (key__operator for others). attr is
+// the parameter, path where the document sits inside it. It returns nil
+// for an empty document.
+func (pp *propertyParser) parse(raw json.RawMessage, attr, path string) *PropertyFilter {
+	raw = unwrapDocument(raw)
+	if isNull(raw) {
+		return nil
+	}
+	v, err := decodeValue(raw)
+	if err != nil {
+		pp.pr.add(attr, "%s must be a list of property conditions or a group", path)
+		return nil
+	}
+	f := pp.node(v, attr, path, 0, true)
+	if f == nil || (f.Group != "" && len(f.Values) == 0) {
+		return nil
+	}
+	return f
+}
+
+func (pp *propertyParser) node(v any, attr, path string, depth int, top bool) *PropertyFilter {
+	if depth > maxPropertyDepth {
+		pp.pr.add(attr, "%s: property groups nest deeper than %d levels", path, maxPropertyDepth)
+		return nil
+	}
+	switch x := v.(type) {
+	case []any:
+		g := &PropertyFilter{Group: "AND"}
+		for i, item := range x {
+			if c := pp.node(item, attr, fmt.Sprintf("%s[%d]", path, i), depth+1, false); c != nil {
+				g.Values = append(g.Values, c)
+			}
+		}
+		return g
+	case map[string]any:
+		if values, ok := x["values"]; ok {
+			return pp.group(x, values, attr, path, depth)
+		}
+		if _, ok := x["key"]; ok || !top {
+			return pp.condition(x, attr, path)
+		}
+		if t, ok := x["type"].(string); ok && len(x) == 1 && (strings.EqualFold(t, "AND") || strings.EqualFold(t, "OR")) {
+			return nil // a group with no values
+		}
+		return pp.legacy(x, attr, path)
+	}
+	pp.pr.add(attr, "%s must be a property condition (an object with key, value, operator and type) or a group", path)
+	return nil
+}
+
+func (pp *propertyParser) group(x map[string]any, values any, attr, path string, depth int) *PropertyFilter {
+	op := "AND"
+	if t, ok := x["type"]; ok && t != nil {
+		s, _ := t.(string)
+		switch strings.ToUpper(s) {
+		case "AND", "OR":
+			op = strings.ToUpper(s)
+		default:
+			pp.pr.add(attr, "%s.type must be AND or OR, got %v", path, t)
+		}
+	}
+	list, ok := values.([]any)
+	if !ok && values != nil {
+		pp.pr.add(attr, "%s.values must be a list", path)
+		return nil
+	}
+	g := &PropertyFilter{Group: op}
+	for i, item := range list {
+		if c := pp.node(item, attr, fmt.Sprintf("%s.values[%d]", path, i), depth+1, false); c != nil {
+			g.Values = append(g.Values, c)
+		}
+	}
+	return g
+}
+
+// legacy reads {"$browser": "Chrome", "$current_url__icontains": "x"}.
+func (pp *propertyParser) legacy(x map[string]any, attr, path string) *PropertyFilter {
+	g := &PropertyFilter{Group: "AND"}
+	for _, k := range sortedKeys(x) {
+		key, op := k, "exact"
+		if i := strings.LastIndex(k, "__"); i > 0 && operators[k[i+2:]] {
+			key, op = k[:i], k[i+2:]
+		}
+		c := pp.condition(map[string]any{"key": key, "value": x[k], "operator": op}, attr, path+"."+k)
+		if c != nil {
+			g.Values = append(g.Values, c)
+		}
+	}
+	return g
+}
+
+func (pp *propertyParser) condition(x map[string]any, attr, path string) *PropertyFilter {
+	pp.count++
+	if pp.count == maxPropertyConditions+1 {
+		pp.pr.add(attr, "%s: more than %d property conditions", path, maxPropertyConditions)
+	}
+	if pp.count > maxPropertyConditions {
+		return nil
+	}
+	c := &PropertyFilter{Type: "event", Operator: "exact", Value: x["value"]}
+	ok := true
+	if t, present := x["type"]; present && t != nil {
+		s, isStr := t.(string)
+		switch {
+		case isStr && (s == "event" || s == "person"):
+			c.Type = s
+		case isStr && unsupportedPropertyTypes[s]:
+			pp.pr.add(attr, "%s.type: %s properties are not supported yet; use event or person", path, s)
+			ok = false
+		default:
+			pp.pr.add(attr, "%s.type must be event or person, got %v", path, t)
+			ok = false
+		}
+	}
+	switch k := x["key"].(type) {
+	case string:
+		c.Key = k
+	case json.Number:
+		c.Key = k.String()
+	}
+	if c.Key == "" {
+		pp.pr.add(attr, "%s.key must be a non-empty property name", path)
+		ok = false
+	}
+	if o, present := x["operator"]; present && o != nil {
+		s, _ := o.(string)
+		if !operators[s] {
+			pp.pr.add(attr, "%s.operator: unknown operator %v; use one of %s", path, o, operatorList)
+			ok = false
+		} else {
+			c.Operator = s
+		}
+	}
+	if n, present := x["negation"]; present && n != nil {
+		b, isBool := n.(bool)
+		if !isBool {
+			pp.pr.add(attr, "%s.negation must be true or false", path)
+			ok = false
+		}
+		c.Negation = b
+	}
+	if ok && !pp.resolveValue(c, attr, path) {
+		ok = false
+	}
+	if !ok {
+		return nil
+	}
+	return c
+}
+
+// resolveValue checks the value against the operator and keeps the form
+// the SQL binds.
+func (pp *propertyParser) resolveValue(c *PropertyFilter, attr, path string) bool {
+	switch c.Operator {
+	case "is_set", "is_not_set":
+		return true
+	case "exact", "is_not":
+		list, isList := c.Value.([]any)
+		if !isList {
+			list = []any{c.Value}
+		}
+		for _, v := range list {
+			s, err := scalarString(v)
+			if err != nil {
+				pp.pr.add(attr, "%s.value: %s needs a value or a list of values (strings, numbers, booleans)", path, c.Operator)
+				return false
+			}
+			c.strs = append(c.strs, s)
+		}
+		if len(c.strs) == 0 {
+			pp.pr.add(attr, "%s.value: %s needs at least one value", path, c.Operator)
+			return false
+		}
+		return true
+	case "icontains", "not_icontains", "regex", "not_regex":
+		v := c.Value
+		if list, isList := v.([]any); isList && len(list) == 1 {
+			v = list[0]
+		}
+		s, err := scalarString(v)
+		if err != nil {
+			pp.pr.add(attr, "%s.value: %s needs one string value", path, c.Operator)
+			return false
+		}
+		if c.Operator == "regex" || c.Operator == "not_regex" {
+			if err := checkRegex(s); err != nil {
+				pp.pr.add(attr, "%s.value: %v", path, err)
+				return false
+			}
+		}
+		c.strs = []string{s}
+		return true
+	case "gt", "gte", "lt", "lte":
+		s, err := scalarString(c.Value)
+		f, perr := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || perr != nil || f != f || f > 1e300 || f < -1e300 {
+			pp.pr.add(attr, "%s.value: %s needs a number, got %v", path, c.Operator, c.Value)
+			return false
+		}
+		c.num = f
+		return true
+	case "is_date_exact", "is_date_before", "is_date_after":
+		s, isStr := c.Value.(string)
+		if !isStr {
+			pp.pr.add(attr, "%s.value: %s needs a date", path, c.Operator)
+			return false
+		}
+		t, dateOnly, err := pp.clock.parse(s, false)
+		if err != nil {
+			pp.pr.add(attr, "%s.value: %v", path, err)
+			return false
+		}
+		c.from = t
+		if c.Operator == "is_date_exact" {
+			// A bare date is that whole local day; a date-time its second.
+			if dateOnly {
+				c.until = pp.clock.next('d', t)
+			} else {
+				c.from = t.Truncate(time.Second)
+				c.until = c.from.Add(time.Second)
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// checkRegex refuses a pattern ClickHouse could not compile, before the
+// query runs. ClickHouse's match() uses RE2; Go's regexp/syntax parses
+// the same Perl-like RE2 syntax (no backreferences, no lookaround), so it
+// is a close approximation: the few patterns they judge differently still
+// fail in the engine, as a query error.
+func checkRegex(s string) error {
+	if _, err := syntax.Parse(s, syntax.Perl); err != nil {
+		return fmt.Errorf("%q is not a valid regular expression (RE2 syntax): %v", s, err)
+	}
+	return nil
+}
+
+// scalarString is a condition value as the text properties are compared
+// with: JSON numbers and booleans as their JSON text.
+func scalarString(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case json.Number:
+		return x.String(), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	}
+	return "", fmt.Errorf("not a scalar value")
+}
+
+// andFilters joins documents with AND, dropping empty ones.
+func andFilters(fs ...*PropertyFilter) *PropertyFilter {
+	g := &PropertyFilter{Group: "AND"}
+	for _, f := range fs {
+		if f != nil {
+			g.Values = append(g.Values, f)
+		}
+	}
+	if len(g.Values) == 0 {
+		return nil
+	}
+	if len(g.Values) == 1 {
+		return g.Values[0]
+	}
+	return g
+}
+
+// usesPersons reports whether any condition reads person properties.
+func (f *PropertyFilter) usesPersons() bool {
+	if f == nil {
+		return false
+	}
+	if f.Group == "" {
+		return f.Type == "person"
+	}
+	for _, v := range f.Values {
+		if v.usesPersons() {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON is the document in PostHog's group shape, as results echo it.
+func (f *PropertyFilter) JSON() any {
+	if f == nil {
+		return map[string]any{"type": "AND", "values": []any{}}
+	}
+	if f.Group == "" {
+		m := map[string]any{"key": f.Key, "value": f.Value, "operator": f.Operator, "type": f.Type}
+		if f.Negation {
+			m["negation"] = true
+		}
+		return m
+	}
+	values := make([]any, len(f.Values))
+	for i, v := range f.Values {
+		values[i] = v.JSON()
+	}
+	return map[string]any{"type": f.Group, "values": values}
+}
+
+// materialized maps hot property keys to the events columns that hold
+// them already extracted (migrations/clickhouse): filters and breakdowns
+// on them read a column instead of parsing the JSON text. The columns
+// hold what JSONExtractString gives, so both paths agree.
+var materialized = map[string]string{
+	"$current_url": "mat_current_url",
+	"$pathname":    "mat_pathname",
+	"$screen_name": "mat_screen_name",
+	"$session_id":  "mat_session_id",
+	"$browser":     "mat_browser",
+	"$os":          "mat_os",
+	"$device_type": "mat_device_type",
+	"$group_0":     "mat_group_0",
+	"$group_1":     "mat_group_1",
+	"$group_2":     "mat_group_2",
+	"$group_3":     "mat_group_3",
+	"$group_4":     "mat_group_4",
+}
+
+// personProperties is the column holding the current properties of an
+// event's person, given personJoin.
+const personProperties = "pp.properties"
+
+// personJoin joins each event's person (resolved through
+// EventPersonJoin, which must come first) to that person's latest
+// properties, skipping deleted persons: filters and breakdowns on person
+// properties see the person as they are now, after every $set.
+const personJoin = `LEFT JOIN (
+    SELECT id, argMax(properties, version) AS properties
+    FROM persons WHERE team_id = {team:Int64}
+    GROUP BY id HAVING argMax(is_deleted, version) = 0
+) AS pp ON pp.id = ` + EventPersonID
+
+// propertyJSON is the JSON text a condition of this type reads.
+func propertyJSON(typ string) string {
+	if typ == "person" {
+		return personProperties
+	}
+	return "e.properties"
+}
+
+// propertyText is a property as text: a string's value, the JSON text of
+// a number or boolean, the empty string when missing or null.
+func propertyText(typ, key string, b *binder) string {
+	if typ == "event" {
+		if col, ok := materialized[key]; ok {
+			return "e." + col
+		}
+	}
+	return "JSONExtractString(" + propertyJSON(typ) + ", " + b.str(key) + ")"
+}
+
+// sql compiles the document to a boolean expression; "" means no
+// condition. Every comparison is 0 or 1, never NULL, so NOT and OR behave
+// as they read: a missing property does not match gt 5, and does match
+// its negation.
+func (f *PropertyFilter) sql(b *binder) string {
+	if f == nil {
+		return ""
+	}
+	if f.Group != "" {
+		var parts []string
+		for _, v := range f.Values {
+			if s := v.sql(b); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		switch len(parts) {
+		case 0:
+			return ""
+		case 1:
+			return parts[0]
+		}
+		return "(" + strings.Join(parts, " "+f.Group+" ") + ")"
+	}
+	s := f.conditionSQL(b)
+	if f.Negation {
+		s = "NOT (" + s + ")"
+	}
+	return s
+}
+
+func (f *PropertyFilter) conditionSQL(b *binder) string {
+	switch f.Operator {
+	case "is_set":
+		return "JSONType(" + propertyJSON(f.Type) + ", " + b.str(f.Key) + ") != 'Null'"
+	case "is_not_set":
+		return "JSONType(" + propertyJSON(f.Type) + ", " + b.str(f.Key) + ") = 'Null'"
+	}
+	x := propertyText(f.Type, f.Key, b)
+	switch f.Operator {
+	case "exact", "is_not":
+		eq, in := "=", "IN"
+		if f.Operator == "is_not" {
+			eq, in = "!=", "NOT IN"
+		}
+		if len(f.strs) == 1 {
+			return x + " " + eq + " " + b.str(f.strs[0])
+		}
+		return x + " " + in + " " + b.bind("Array(String)", f.strs)
+	case "icontains":
+		return "positionCaseInsensitiveUTF8(" + x + ", " + b.str(f.strs[0]) + ") > 0"
+	case "not_icontains":
+		return "positionCaseInsensitiveUTF8(" + x + ", " + b.str(f.strs[0]) + ") = 0"
+	case "regex":
+		return "match(" + x + ", " + b.str(f.strs[0]) + ")"
+	case "not_regex":
+		return "NOT match(" + x + ", " + b.str(f.strs[0]) + ")"
+	case "gt", "gte", "lt", "lte":
+		op := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}[f.Operator]
+		return "ifNull(toFloat64OrNull(" + x + ") " + op + " " + b.bind("Float64", f.num) + ", 0)"
+	}
+	// Dates: the property parsed as a date-time (naive values in the
+	// project's timezone), compared with the condition's instant.
+	d := "parseDateTime64BestEffortOrNull(" + x + ", 6, {tz:String})"
+	switch f.Operator {
+	case "is_date_before":
+		return "ifNull(" + d + " < " + b.time(f.from) + ", 0)"
+	case "is_date_after":
+		return "ifNull(" + d + " > " + b.time(f.from) + ", 0)"
+	default: // is_date_exact
+		return "ifNull(" + d + " >= " + b.time(f.from) + " AND " + d + " < " + b.time(f.until) + ", 0)"
+	}
+}

@@ -1,0 +1,201 @@
+package querybuilder
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// TrendsQuery is a validated trends request (insights/trend): one series
+// per entity, or per entity and breakdown value, over time buckets.
+type TrendsQuery struct {
+	Project Project
+	// Now is the instant relative dates are taken from.
+	Now time.Time
+
+	Series []Entity
+	// Properties apply to every series, as do TestAccounts when
+	// FilterTestAccounts is set (the project's test_account_filters).
+	Properties         *PropertyFilter
+	FilterTestAccounts bool
+	TestAccounts       *PropertyFilter
+
+	// DateFrom and DateTo are as sent (empty: the defaults); Range is
+	// what they resolve to, aligned to Interval.
+	DateFrom, DateTo string
+	Interval         Interval
+	Range            DateRange
+
+	Breakdown *Breakdown
+	// Compare adds each series for the period of equal length before.
+	Compare bool
+	Display string
+	// Formula combines the series (A, B, ...); empty for none.
+	Formula string
+	// AggregationGroupTypeIndex > 0 makes actors the events' $group_N
+	// instead of persons (dau, active users, per-actor counts).
+	AggregationGroupTypeIndex int
+
+	formula *formula
+	clock   clock
+}
+
+// Trends defaults, from PostHog's legacy API.
+const (
+	defaultDisplay        = "ActionsLineGraph"
+	trendsBreakdownLimit  = 25
+	displayCumulative     = "ActionsLineGraphCumulative"
+	maxGroupTypeIndex     = 4
+	trendsDisplayExpected = "ActionsLineGraph, ActionsLineGraphCumulative, ActionsBar, ActionsTable, ActionsPie, ActionsBarValue, WorldMap, BoldNumber"
+)
+
+// displays maps each display to whether it is a time series; the others
+// answer one aggregated_value over the whole range.
+var displays = map[string]bool{
+	"ActionsLineGraph": true, "ActionsLineGraphCumulative": true, "ActionsBar": true,
+	"ActionsTable": false, "ActionsPie": false, "ActionsBarValue": false, "WorldMap": false, "BoldNumber": false,
+}
+
+// The maths analytics.md lists, by how they are computed.
+var (
+	// distinctMath count distinct actors, sessions or groups per bucket.
+	distinctMath = map[string]bool{"dau": true, "unique_session": true, "unique_group": true}
+	// activeMath count persons active in the window (days) ending at
+	// each bucket's end.
+	activeMath = map[string]int{"weekly_active": 7, "monthly_active": 30}
+	// propertyMath aggregate math_property's numeric values; quantiles
+	// carry their level.
+	propertyMath = map[string]float64{"sum": 0, "avg": 0, "min": 0, "max": 0,
+		"median": 0.5, "p75": 0.75, "p90": 0.9, "p95": 0.95, "p99": 0.99}
+	// perActorMath aggregate each actor's event count in the bucket.
+	perActorMath = map[string]float64{"avg_count_per_actor": 0, "min_count_per_actor": 0, "max_count_per_actor": 0,
+		"median_count_per_actor": 0.5, "p75_count_per_actor": 0.75, "p90_count_per_actor": 0.9,
+		"p95_count_per_actor": 0.95, "p99_count_per_actor": 0.99}
+)
+
+const mathExpected = "total, dau, weekly_active, monthly_active, unique_session, unique_group, sum, avg, min, max, median, " +
+	"p75, p90, p95, p99, avg_count_per_actor, min_count_per_actor, max_count_per_actor, median_count_per_actor, " +
+	"p75_count_per_actor, p90_count_per_actor, p95_count_per_actor, p99_count_per_actor"
+
+func knownMath(m string) bool {
+	_, active := activeMath[m]
+	_, prop := propertyMath[m]
+	_, actor := perActorMath[m]
+	return m == "total" || distinctMath[m] || active || prop || actor
+}
+
+// ParseTrends reads a trends request from its parameters for a project,
+// taking relative dates from now. Every problem found is returned, joined,
+// as *ValidationError values naming their parameter.
+func ParseTrends(p Params, project Project, now time.Time) (*TrendsQuery, error) {
+	pr := &problems{}
+	q := &TrendsQuery{Project: project, Now: now, Display: defaultDisplay, Interval: IntervalDay}
+	loc, err := project.location()
+	if err != nil {
+		pr.add("timezone", "the project's %v", err)
+		loc = time.UTC
+	}
+	ws := time.Sunday
+	if project.WeekStartDay == 1 {
+		ws = time.Monday
+	}
+	q.clock = clock{now: now.In(loc), loc: loc, weekStart: ws}
+	pp := &propertyParser{clock: q.clock, pr: pr}
+
+	q.Series = parseEntities(p, pp)
+	if raw, ok := p.document("properties"); ok {
+		q.Properties = pp.parse(raw, "properties", "properties")
+	}
+	q.FilterTestAccounts = p.boolean("filter_test_accounts", pr)
+	if q.FilterTestAccounts && len(project.TestAccountFilters) > 0 {
+		// The project's own document: a fault there is the project's
+		// setting, named as such.
+		tp := &propertyParser{clock: q.clock, pr: pr}
+		q.TestAccounts = tp.parse(project.TestAccountFilters, "test_account_filters", "test_account_filters")
+	}
+	q.DateFrom, _ = p.str("date_from", pr)
+	q.DateTo, _ = p.str("date_to", pr)
+	if s, ok := p.str("interval", pr); ok && s != "" {
+		iv, known := ParseInterval(s)
+		if !known {
+			pr.add("interval", "interval must be one of hour, day, week, month; got %q", s)
+		} else {
+			q.Interval = iv
+		}
+	}
+	q.Breakdown = parseBreakdown(p, trendsBreakdownLimit, pr)
+	q.Compare = p.boolean("compare", pr)
+	if s, ok := p.str("display", pr); ok && s != "" {
+		q.Display = s
+	}
+	q.Formula, _ = p.str("formula", pr)
+	if n, ok := p.integer("aggregation_group_type_index", pr); ok {
+		q.AggregationGroupTypeIndex = int(n)
+	}
+	return q, errors.Join(pr.err(), q.Validate())
+}
+
+// Validate checks the request as a whole and resolves what depends on
+// several fields: the date range, each series' math, the formula. It
+// returns every problem, joined.
+func (q *TrendsQuery) Validate() error {
+	pr := &problems{}
+	if q.clock.loc == nil {
+		return &ValidationError{Attr: "timezone", Detail: "the request was not built by ParseTrends"}
+	}
+	if len(q.Series) == 0 {
+		pr.add("events", "one of events or actions is required: a list of entities such as [{\"id\": \"$pageview\"}]")
+	}
+	for i := range q.Series {
+		q.validateMath(&q.Series[i], i, pr)
+	}
+	if _, ok := displays[q.Display]; !ok {
+		pr.add("display", "display must be one of %s; got %q", trendsDisplayExpected, q.Display)
+	}
+	if q.AggregationGroupTypeIndex < 0 || q.AggregationGroupTypeIndex > maxGroupTypeIndex {
+		pr.add("aggregation_group_type_index", "aggregation_group_type_index must be 0 (persons) or a group type 1 to %d, got %d",
+			maxGroupTypeIndex, q.AggregationGroupTypeIndex)
+	}
+	if strings.TrimSpace(q.Formula) != "" && len(q.Series) > 0 {
+		f, err := parseFormula(q.Formula, len(q.Series))
+		if err != nil {
+			pr.add("formula", "%v", err)
+		}
+		q.formula = f
+	} else {
+		q.formula = nil
+	}
+	if r, ok := resolveRange(q.clock, q.DateFrom, q.DateTo, q.Interval, q.Project.FirstEvent, pr); ok {
+		q.Range = r
+	}
+	return pr.err()
+}
+
+func (q *TrendsQuery) validateMath(e *Entity, i int, pr *problems) {
+	path := fmt.Sprintf("events[%d]", i)
+	if !knownMath(e.Math) {
+		pr.add("events", "%s.math: unknown math %q; use one of %s", path, e.Math, mathExpected)
+		return
+	}
+	if _, ok := propertyMath[e.Math]; ok && e.MathProperty == "" {
+		pr.add("events", "%s.math_property is required with math %s: the numeric event property to aggregate", path, e.Math)
+	}
+	if e.Math == "unique_group" {
+		if e.MathGroupTypeIndex < 0 || e.MathGroupTypeIndex > maxGroupTypeIndex {
+			pr.add("events", "%s.math_group_type_index must be a group type 0 to %d with math unique_group", path, maxGroupTypeIndex)
+		}
+	} else if e.MathGroupTypeIndex > maxGroupTypeIndex {
+		pr.add("events", "%s.math_group_type_index must be 0 to %d", path, maxGroupTypeIndex)
+	}
+}
+
+// timeSeries reports whether the display draws buckets (else it answers
+// one aggregated value per series).
+func (q *TrendsQuery) timeSeries() bool { return displays[q.Display] }
+
+// cumulative reports the running-sum display.
+func (q *TrendsQuery) cumulative() bool { return q.Display == displayCumulative }
+
+// Location is the project's timezone the request was resolved in.
+func (q *TrendsQuery) Location() *time.Location { return q.clock.loc }

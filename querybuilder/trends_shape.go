@@ -1,0 +1,309 @@
+package querybuilder
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// TrendSeries is one series of a trends result, in PostHog's shape.
+type TrendSeries struct {
+	// Action is the entity the series counts; null for a formula.
+	Action map[string]any `json:"action"`
+	Label  string         `json:"label"`
+	// Count is the sum of the per-bucket values (with the cumulative
+	// display, the last running total).
+	Count  float64   `json:"count"`
+	Data   []float64 `json:"data"`
+	Days   []string  `json:"days"`
+	Labels []string  `json:"labels"`
+	// Filter is the request as it was run for this series' period.
+	Filter         map[string]any `json:"filter"`
+	BreakdownValue *string        `json:"breakdown_value,omitempty"`
+	Compare        bool           `json:"compare,omitempty"`
+	CompareLabel   string         `json:"compare_label,omitempty"`
+	// AggregatedValue is the one number of an aggregated display.
+	AggregatedValue *float64            `json:"aggregated_value,omitempty"`
+	PersonsURLs     []map[string]string `json:"persons_urls"`
+}
+
+type cell struct {
+	series, period int
+	breakdown      string
+	bucket         string
+}
+
+// ShapeTrends turns the rows of BuildTrends' statement into series:
+// zero-filled buckets, breakdown series by volume, the previous period
+// after the current one with compare, the formula in place of the series
+// when there is one.
+func ShapeTrends(q *TrendsQuery, rows [][]any) ([]TrendSeries, error) {
+	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() {
+		return nil, fmt.Errorf("querybuilder: ShapeTrends needs a request that ParseTrends validated")
+	}
+	values := make(map[cell]float64, len(rows))
+	for n, r := range rows {
+		if len(r) != len(trendsColumns) {
+			return nil, fmt.Errorf("trends row %d: %d columns, want %d", n, len(r), len(trendsColumns))
+		}
+		s, err1 := asInt(r[0])
+		p, err2 := asInt(r[1])
+		bd, ok1 := r[2].(string)
+		bk, ok2 := r[3].(string)
+		v, err3 := asFloat(r[4])
+		if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || s < 0 || s >= len(q.Series) || p < 0 || p > 1 {
+			return nil, fmt.Errorf("trends row %d: unexpected values %v", n, r)
+		}
+		values[cell{s, p, bd, bk}] += v
+	}
+	sh := &shaper{q: q, values: values, periods: []DateRange{q.Range}}
+	if q.Compare {
+		sh.periods = append(sh.periods, q.Range.previous())
+	}
+	for _, r := range sh.periods {
+		sh.buckets = append(sh.buckets, r.Buckets())
+	}
+	return sh.shape(), nil
+}
+
+type shaper struct {
+	q       *TrendsQuery
+	values  map[cell]float64
+	periods []DateRange
+	buckets [][]Bucket
+}
+
+// raw is one series' numbers before display transforms.
+type raw struct {
+	data []float64 // per bucket (time series)
+	agg  float64   // aggregated displays
+}
+
+func (sh *shaper) raw(series, period int, bd string) raw {
+	if !sh.q.timeSeries() {
+		return raw{agg: sh.values[cell{series, period, bd, ""}]}
+	}
+	bs := sh.buckets[period]
+	r := raw{data: make([]float64, len(bs))}
+	for k, b := range bs {
+		r.data[k] = sh.values[cell{series, period, bd, b.Key}]
+	}
+	return r
+}
+
+// breakdownValues lists a series' breakdown values: by volume in the
+// current period (then the previous), ties by value, "other" last.
+func (sh *shaper) breakdownValues(series []int) []string {
+	if sh.q.Breakdown == nil {
+		return []string{""}
+	}
+	volume := map[string][2]float64{}
+	for c, v := range sh.values {
+		for _, s := range series {
+			if c.series == s {
+				x := volume[c.breakdown]
+				if sh.q.timeSeries() || c.bucket == "" {
+					x[c.period] += v
+				}
+				volume[c.breakdown] = x
+			}
+		}
+	}
+	out := make([]string, 0, len(volume))
+	for bd := range volume {
+		out = append(out, bd)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if (x == BreakdownOther) != (y == BreakdownOther) {
+			return y == BreakdownOther
+		}
+		vx, vy := volume[x], volume[y]
+		if vx[0] != vy[0] {
+			return vx[0] > vy[0]
+		}
+		if vx[1] != vy[1] {
+			return vx[1] > vy[1]
+		}
+		return x < y
+	})
+	return out
+}
+
+func (sh *shaper) shape() []TrendSeries {
+	q := sh.q
+	out := []TrendSeries{}
+	if q.formula != nil {
+		all := make([]int, len(q.Series))
+		for i := range all {
+			all[i] = i
+		}
+		values := sh.breakdownValues(all)
+		for p := range sh.periods {
+			for _, bd := range values {
+				r := sh.formulaRaw(p, bd)
+				out = append(out, sh.finish(nil, "Formula ("+q.Formula+")", r, p, bd, nil))
+			}
+		}
+		return out
+	}
+	for i, e := range q.Series {
+		values := sh.breakdownValues([]int{i})
+		for p := range sh.periods {
+			for _, bd := range values {
+				label := e.Label()
+				if q.Breakdown != nil {
+					label = breakdownLabel(label, bd)
+				}
+				entity := e
+				out = append(out, sh.finish(e.JSON(), label, sh.raw(i, p, bd), p, bd, &entity))
+			}
+		}
+	}
+	return out
+}
+
+// formulaRaw evaluates the formula bucket by bucket (or on the aggregated
+// values) over the series of one period and breakdown value.
+func (sh *shaper) formulaRaw(p int, bd string) raw {
+	n := len(sh.q.Series)
+	parts := make([]raw, n)
+	for i := 0; i < n; i++ {
+		parts[i] = sh.raw(i, p, bd)
+	}
+	if !sh.q.timeSeries() {
+		return raw{agg: sh.q.formula.eval(func(i int) float64 { return parts[i].agg })}
+	}
+	r := raw{data: make([]float64, len(sh.buckets[p]))}
+	for k := range r.data {
+		r.data[k] = sh.q.formula.eval(func(i int) float64 { return parts[i].data[k] })
+	}
+	return r
+}
+
+// finish builds a series from its numbers: running sums for the
+// cumulative display, labels, compare fields and persons URLs.
+func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd string, e *Entity) TrendSeries {
+	q := sh.q
+	s := TrendSeries{Action: action, Label: label, Filter: q.filterJSON(sh.periods[p]),
+		Data: []float64{}, Days: []string{}, Labels: []string{}, PersonsURLs: []map[string]string{}}
+	if q.Breakdown != nil {
+		v := bd
+		s.BreakdownValue = &v
+	}
+	if q.Compare {
+		s.Compare = true
+		s.CompareLabel = [2]string{"current", "previous"}[p]
+	}
+	if !q.timeSeries() {
+		v := r.agg
+		s.AggregatedValue = &v
+		if e != nil {
+			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(*e, bd, sh.periods[p].From, sh.periods[p].To))
+		}
+		return s
+	}
+	var running float64
+	for k, b := range sh.buckets[p] {
+		v := r.data[k]
+		s.Count += v
+		if q.cumulative() {
+			running += v
+			v = running
+		}
+		s.Data = append(s.Data, v)
+		s.Days = append(s.Days, b.Day)
+		if q.Compare {
+			s.Labels = append(s.Labels, q.Interval.String()+" "+strconv.Itoa(k))
+		} else {
+			s.Labels = append(s.Labels, b.Label)
+		}
+		if e != nil {
+			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(*e, bd, b.Start, b.End.Add(-time.Microsecond)))
+		}
+	}
+	return s
+}
+
+// personsURL is where PostHog clients fetch the persons behind a point.
+func (sh *shaper) personsURL(e Entity, bd string, from, to time.Time) map[string]string {
+	q := sh.q
+	v := url.Values{}
+	v.Set("insight", "TRENDS")
+	if !e.AllEvents {
+		v.Set("entity_id", e.ID)
+	}
+	v.Set("entity_type", e.Type)
+	v.Set("entity_math", e.Math)
+	v.Set("date_from", from.In(q.clock.loc).Format(time.RFC3339Nano))
+	v.Set("date_to", to.In(q.clock.loc).Format(time.RFC3339Nano))
+	v.Set("interval", q.Interval.String())
+	if q.FilterTestAccounts {
+		v.Set("filter_test_accounts", "true")
+	}
+	if q.Breakdown != nil {
+		v.Set("breakdown", q.Breakdown.Property)
+		v.Set("breakdown_type", q.Breakdown.Type)
+		v.Set("breakdown_value", bd)
+	}
+	return map[string]string{"url": fmt.Sprintf("api/projects/%d/persons/trends/?%s", q.Project.ID, v.Encode())}
+}
+
+// filterJSON is the request as run over r, in the legacy filter shape.
+func (q *TrendsQuery) filterJSON(r DateRange) map[string]any {
+	events := make([]any, len(q.Series))
+	for i, e := range q.Series {
+		events[i] = e.JSON()
+	}
+	m := map[string]any{
+		"insight": "TRENDS", "events": events, "actions": []any{},
+		"properties": q.Properties.JSON(), "filter_test_accounts": q.FilterTestAccounts,
+		"date_from": r.From.In(q.clock.loc).Format(time.RFC3339Nano),
+		"date_to":   r.To.In(q.clock.loc).Format(time.RFC3339Nano),
+		"interval":  q.Interval.String(), "display": q.Display, "compare": q.Compare,
+	}
+	if q.Breakdown != nil {
+		m["breakdown"] = q.Breakdown.Property
+		m["breakdown_type"] = q.Breakdown.Type
+		m["breakdown_limit"] = q.Breakdown.Limit
+	}
+	if q.formula != nil {
+		m["formula"] = q.Formula
+	}
+	if q.AggregationGroupTypeIndex > 0 {
+		m["aggregation_group_type_index"] = q.AggregationGroupTypeIndex
+	}
+	return m
+}
+
+func asInt(v any) (int, error) {
+	switch x := v.(type) {
+	case int64:
+		return int(x), nil
+	case uint64:
+		return int(x), nil
+	case int:
+		return x, nil
+	case float64:
+		return int(x), nil
+	}
+	return 0, fmt.Errorf("not an integer: %T", v)
+}
+
+func asFloat(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case int64:
+		return float64(x), nil
+	case uint64:
+		return float64(x), nil
+	case int:
+		return float64(x), nil
+	case nil:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("not a number: %T", v)
+}

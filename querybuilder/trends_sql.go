@@ -1,0 +1,373 @@
+package querybuilder
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Trends statements answer rows of these columns, in this order: the
+// series (entity index), the period (0 current, 1 previous with compare),
+// the breakdown value (empty without a breakdown), the bucket key
+// (Bucket.Key; empty for aggregated displays) and the value.
+var trendsColumns = []string{"series", "period", "breakdown", "bucket", "value"}
+
+// BuildTrends compiles a request from ParseTrends to one statement: every
+// series is a subquery of one UNION ALL, each with its breakdown's top
+// values as an IN subquery, so a request is one round trip however many
+// series it has.
+func BuildTrends(q *TrendsQuery) (Statement, error) {
+	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() || len(q.Series) == 0 {
+		return Statement{}, errors.New("querybuilder: BuildTrends needs a request that ParseTrends validated")
+	}
+	tb := &trendsBuilder{q: q, b: newBinder()}
+	tb.b.named("team", "Int64", q.Project.ID)
+	tb.b.named("tz", "String", q.clock.loc.String())
+	tb.cur = span{tb.b.named("date_from", typeTime, q.Range.From.UTC()), tb.b.named("date_to", typeTime, q.Range.To.UTC())}
+	if q.Compare {
+		p := q.Range.previous()
+		tb.prev = &span{tb.b.named("prev_date_from", typeTime, p.From.UTC()), tb.b.named("prev_date_to", typeTime, p.To.UTC())}
+	}
+	parts := make([]string, len(q.Series))
+	for i, e := range q.Series {
+		parts[i] = tb.series(i, e)
+	}
+	sql := "SELECT " + strings.Join(trendsColumns, ", ") + "\nFROM (\n" + indent(strings.Join(parts, "\nUNION ALL\n")) + "\n)"
+	return Statement{SQL: sql, Params: tb.b.params}, nil
+}
+
+type trendsBuilder struct {
+	q        *TrendsQuery
+	b        *binder
+	cur      span
+	prev     *span
+	weekMode string
+}
+
+// span is a closed time range as two placeholders.
+type span struct{ from, to string }
+
+func (s span) sql() string {
+	return "e.timestamp >= " + s.from + " AND e.timestamp <= " + s.to
+}
+
+// timeCond is the WHERE condition of the current period, or of both.
+func (tb *trendsBuilder) timeCond(withPrevious bool) string {
+	if tb.prev == nil || !withPrevious {
+		return tb.cur.sql()
+	}
+	return "((" + tb.prev.sql() + ") OR (" + tb.cur.sql() + "))"
+}
+
+// period tells the two periods of compare apart by the event's time.
+func (tb *trendsBuilder) period(currentFrom string) string {
+	if tb.prev == nil {
+		return "0"
+	}
+	return "if(e.timestamp >= " + currentFrom + ", 0, 1)"
+}
+
+// groupColumns are the events' materialized $group_N columns.
+var groupColumns = [maxGroupTypeIndex + 1]string{"e.mat_group_0", "e.mat_group_1", "e.mat_group_2", "e.mat_group_3", "e.mat_group_4"}
+
+// actor is what distinct counts count for a series, and the condition
+// that keeps only events that have one; person is true when it is the
+// event's person (which needs EventPersonJoin).
+func (tb *trendsBuilder) actor(e Entity) (expr, cond string, person bool) {
+	switch {
+	case e.Math == "unique_session":
+		return "e.mat_session_id", "e.mat_session_id != ''", false
+	case e.Math == "unique_group":
+		c := groupColumns[e.MathGroupTypeIndex]
+		return c, c + " != ''", false
+	case tb.q.AggregationGroupTypeIndex > 0:
+		c := groupColumns[tb.q.AggregationGroupTypeIndex]
+		return c, c + " != ''", false
+	}
+	return EventPersonID, "", true
+}
+
+func needsActor(math string) bool {
+	_, active := activeMath[math]
+	_, perActor := perActorMath[math]
+	return distinctMath[math] || active || perActor
+}
+
+// source is a series' FROM and WHERE (without the time condition).
+// filterFrom leaves out the person override join when only the actor
+// needed it, for the breakdown's top values, which count events.
+type source struct {
+	from, filterFrom string
+	where            []string
+}
+
+func (tb *trendsBuilder) source(e Entity) source {
+	q := tb.q
+	filters := andFilters(q.Properties, q.TestAccounts, e.Properties)
+	persons := filters.usesPersons() || (q.Breakdown != nil && q.Breakdown.Type == "person")
+	overrides := persons
+	var actorCond string
+	if needsActor(e.Math) {
+		var isPerson bool
+		_, actorCond, isPerson = tb.actor(e)
+		overrides = overrides || isPerson
+	}
+	// The person joins are there only when a series reads persons: a
+	// total count of events does not depend on who did them, and the
+	// joins would cost it a hash lookup per event.
+	s := source{from: "events AS e", filterFrom: "events AS e"}
+	if overrides {
+		s.from += "\n" + EventPersonJoin
+	}
+	if persons {
+		s.from += "\n" + personJoin
+		s.filterFrom = s.from
+	}
+	s.where = []string{"e.team_id = {team:Int64}"}
+	if !e.AllEvents {
+		s.where = append(s.where, "e.event = "+tb.b.str(e.ID))
+	}
+	if c := filters.sql(tb.b); c != "" {
+		s.where = append(s.where, c)
+	}
+	if actorCond != "" {
+		s.where = append(s.where, actorCond)
+	}
+	return s
+}
+
+// selectFrom is SELECT cols FROM the source WHERE its conditions and t.
+func (s source) selectFrom(cols []string, t string) string {
+	where := append(append([]string{}, s.where...), t)
+	for i, c := range cols {
+		cols[i] = strings.ReplaceAll(c, "\n", "\n    ")
+	}
+	return "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM " + s.from + "\nWHERE " + strings.Join(where, "\n  AND ")
+}
+
+// breakdown is the series' breakdown column: the value when it is among
+// the series' top values by event count over the current period, else
+// BreakdownOther. Ties go to the smaller value, so results are stable.
+func (tb *trendsBuilder) breakdown(s source) string {
+	bd := tb.q.Breakdown
+	if bd == nil {
+		return "''"
+	}
+	x := bd.valueSQL(tb.b)
+	s.from = s.filterFrom
+	top := s.selectFrom([]string{x + " AS breakdown_value"}, tb.timeCond(false)) +
+		"\nGROUP BY breakdown_value\nORDER BY count() DESC, breakdown_value\nLIMIT " +
+		tb.b.named("breakdown_limit", "UInt32", bd.Limit)
+	return "if(" + x + " IN (\n" + indent(top) + "\n), " + x + ", " + tb.b.named("breakdown_other", "String", BreakdownOther) + ")"
+}
+
+// bucket is an event's bucket in the project's timezone, typed: a Date
+// for day, week and month, the hour's start instant for hours.
+func (tb *trendsBuilder) bucket() string {
+	tz := "{tz:String}"
+	switch tb.q.Interval {
+	case IntervalHour:
+		return "toStartOfHour(e.timestamp, " + tz + ")"
+	case IntervalWeek:
+		return "toStartOfWeek(e.timestamp, " + tb.weekModeParam() + ", " + tz + ")"
+	case IntervalMonth:
+		return "toStartOfMonth(e.timestamp, " + tz + ")"
+	}
+	return "toDate(e.timestamp, " + tz + ")"
+}
+
+// weekModeParam is toStartOfWeek's mode: 0 weeks start on Sunday, 1 on
+// Monday (the project's week_start_day).
+func (tb *trendsBuilder) weekModeParam() string {
+	if tb.weekMode == "" {
+		mode := 0
+		if tb.q.clock.weekStart == time.Monday {
+			mode = 1
+		}
+		tb.weekMode = tb.b.named("week_mode", "UInt8", mode)
+	}
+	return tb.weekMode
+}
+
+// bucketKey renders a typed bucket column as Bucket.Key.
+func (tb *trendsBuilder) bucketKey(col string) string {
+	if tb.q.Interval == IntervalHour {
+		return "formatDateTime(" + col + ", '%Y-%m-%d %H:%i:%S', 'UTC')"
+	}
+	return "toString(" + col + ")"
+}
+
+// aggregate applies a property or per-actor math's function to arg; an
+// empty bucket or one without numbers is 0.
+func aggregate(math, arg string) string {
+	base := strings.TrimSuffix(math, "_count_per_actor")
+	fn := base
+	if level := propertyMath[base]; level > 0 {
+		// Exact and interpolated (numpy's default), so results are
+		// reproducible: quantile() samples.
+		fn = "quantileExactInclusive(" + strconv.FormatFloat(level, 'f', -1, 64) + ")"
+	}
+	return "ifNotFinite(toFloat64(ifNull(" + fn + "(" + arg + "), 0)), 0)"
+}
+
+// series is one entity's subquery.
+func (tb *trendsBuilder) series(i int, e Entity) string {
+	q := tb.q
+	s := tb.source(e)
+	idx := strconv.Itoa(i)
+	if days, ok := activeMath[e.Math]; ok {
+		if q.timeSeries() {
+			return tb.activeSeries(idx, e, s, days)
+		}
+		return tb.activeAggregate(idx, e, s, days)
+	}
+	cols := []string{}
+	group := []string{"period", "breakdown"}
+	bucketOut := "''"
+	if q.timeSeries() {
+		cols = append(cols, tb.bucket()+" AS ts_bucket")
+		group = append(group, "ts_bucket")
+		bucketOut = tb.bucketKey("ts_bucket")
+	}
+	cols = append(cols, tb.period(tb.cur.from)+" AS period", tb.breakdown(s)+" AS breakdown")
+	if needsActor(e.Math) {
+		a, _, _ := tb.actor(e)
+		cols = append(cols, a+" AS actor")
+	}
+	if _, ok := propertyMath[e.Math]; ok {
+		cols = append(cols, "toFloat64OrNull("+propertyText("event", e.MathProperty, tb.b)+") AS v")
+	}
+	inner := s.selectFrom(cols, tb.timeCond(true))
+	head := "SELECT " + idx + " AS series, period, breakdown, "
+	switch _, perActor := perActorMath[e.Math]; {
+	case perActor:
+		// Each actor's event count in the bucket, then the math over actors.
+		counts := "SELECT " + strings.Join(group, ", ") + ", actor, count() AS c\nFROM (\n" + indent(inner) + "\n)\nGROUP BY " + strings.Join(group, ", ") + ", actor"
+		return head + bucketOut + " AS bucket, " + aggregate(e.Math, "c") + " AS value\nFROM (\n" + indent(counts) + "\n)\nGROUP BY " + strings.Join(group, ", ")
+	case distinctMath[e.Math] && q.cumulative():
+		// Cumulative distinct counts count each actor once, in the bucket
+		// of their first event, so the running sum is the number of
+		// distinct actors so far, not a sum of daily uniques.
+		first := "SELECT period, breakdown, actor, min(ts_bucket) AS first_bucket\nFROM (\n" + indent(inner) + "\n)\nGROUP BY period, breakdown, actor"
+		return head + tb.bucketKey("first_bucket") + " AS bucket, toFloat64(count()) AS value\nFROM (\n" + indent(first) + "\n)\nGROUP BY period, breakdown, first_bucket"
+	}
+	value := "toFloat64(count())"
+	switch {
+	case distinctMath[e.Math]:
+		value = "toFloat64(uniqExact(actor))"
+	case e.Math != "total":
+		value = aggregate(e.Math, "v")
+	}
+	return head + bucketOut + " AS bucket, " + value + " AS value\nFROM (\n" + indent(inner) + "\n)\nGROUP BY " + strings.Join(group, ", ")
+}
+
+// activeSeries counts, for each bucket, the actors with an event in the
+// `days` days (hours: 24*days hours) ending at the bucket's end. Each
+// distinct (actor, day) is spread over the days whose window holds it;
+// the days that end a bucket keep it.
+func (tb *trendsBuilder) activeSeries(idx string, e Entity, s source, days int) string {
+	q, c := tb.q, tb.q.clock
+	first := q.Range
+	if q.Compare {
+		first = q.Range.previous()
+	}
+	firstStart := first.Buckets()[0].Start
+	curStart := q.Range.Buckets()[0].Start
+	lastStart := q.Range.Buckets()[len(q.Range.Buckets())-1].Start
+
+	var unit, step, endTest, bucketOf, lo, hi, curFirst string
+	steps := days
+	from := c.shift(firstStart, 'd', -days)
+	if q.Interval == IntervalHour {
+		unit, step = "toStartOfHour(e.timestamp, {tz:String})", "addHours(u, i)"
+		steps, from = 24*days, firstStart.Add(-time.Duration(24*days)*time.Hour)
+		bucketOf = "end_unit"
+		lo, hi, curFirst = tb.b.time(firstStart), tb.b.time(lastStart), tb.b.time(curStart)
+	} else {
+		unit, step = "toDate(e.timestamp, {tz:String})", "addDays(u, i)"
+		day := func(t time.Time) string { return "toDate(" + tb.b.str(t.In(c.loc).Format("2006-01-02")) + ")" }
+		lo, hi, curFirst = day(firstStart), day(lastStart), day(curStart)
+		switch q.Interval {
+		case IntervalWeek:
+			bucketOf = "toStartOfWeek(end_unit, " + tb.weekModeParam() + ")"
+			endTest = "end_unit = addDays(ts_bucket, 6)"
+		case IntervalMonth:
+			bucketOf = "toStartOfMonth(end_unit)"
+			endTest = "end_unit = toLastDayOfMonth(end_unit)"
+		default:
+			bucketOf = "end_unit"
+		}
+	}
+	window := span{tb.b.named("active_from", typeTime, from.UTC()), tb.cur.to}
+	actor, _, _ := tb.actor(e)
+	pairs := s.selectFrom([]string{"DISTINCT " + unit + " AS u", tb.breakdown(s) + " AS breakdown", actor + " AS actor"}, window.sql())
+	spread := "SELECT breakdown, actor, arrayJoin(arrayMap(i -> " + step + ", range(" + strconv.Itoa(steps) + "))) AS end_unit\nFROM (\n" + indent(pairs) + "\n)"
+	withBucket := "SELECT breakdown, actor, end_unit, " + bucketOf + " AS ts_bucket\nFROM (\n" + indent(spread) + "\n)"
+	where := []string{"ts_bucket >= " + lo, "ts_bucket <= " + hi}
+	if endTest != "" {
+		where = append([]string{endTest}, where...)
+	}
+	period := "0"
+	if q.Compare {
+		period = "if(ts_bucket >= " + curFirst + ", 0, 1)"
+	}
+	return "SELECT " + idx + " AS series, " + period + " AS period, breakdown, " + tb.bucketKey("ts_bucket") +
+		" AS bucket, toFloat64(uniqExact(actor)) AS value\nFROM (\n" + indent(withBucket) + "\n)\nWHERE " +
+		strings.Join(where, " AND ") + "\nGROUP BY period, breakdown, ts_bucket"
+}
+
+// activeAggregate is weekly/monthly active users as one number: the
+// actors active in the `days` days ending at the range's end (and at the
+// previous period's end with compare).
+func (tb *trendsBuilder) activeAggregate(idx string, e Entity, s source, days int) string {
+	q, c := tb.q, tb.q.clock
+	windowStart := func(end time.Time) time.Time { return c.shift(c.startOf('d', end), 'd', -(days - 1)) }
+	cur := span{tb.b.named("active_from", typeTime, windowStart(q.Range.To).UTC()), tb.cur.to}
+	t := cur.sql()
+	if q.Compare {
+		p := q.Range.previous()
+		prev := span{tb.b.named("prev_active_from", typeTime, windowStart(p.To).UTC()), tb.prev.to}
+		t = "((" + prev.sql() + ") OR (" + t + "))"
+	}
+	a, _, _ := tb.actor(e)
+	inner := s.selectFrom([]string{tb.period(cur.from) + " AS period", tb.breakdown(s) + " AS breakdown", a + " AS actor"}, t)
+	return "SELECT " + idx + " AS series, period, breakdown, '' AS bucket, toFloat64(uniqExact(actor)) AS value\nFROM (\n" +
+		indent(inner) + "\n)\nGROUP BY period, breakdown"
+}
+
+// indent shifts a subquery right, so that generated SQL reads as nested.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// Limits are the engine settings every analysis runs under.
+type Limits struct {
+	// MaxExecutionTime stops a query that runs longer (seconds; 0: none).
+	MaxExecutionTime int
+	// MaxMemoryUsage stops a query that needs more memory (bytes; 0: none).
+	MaxMemoryUsage int64
+	// MaxResultRows refuses a result with more rows (0: none).
+	MaxResultRows int64
+}
+
+// WithLimits returns stmt with a SETTINGS clause applying the limits.
+// They are the server's configuration, never request values, and
+// ClickHouse takes settings only as literals.
+func WithLimits(stmt Statement, l Limits) Statement {
+	var set []string
+	if l.MaxExecutionTime > 0 {
+		set = append(set, fmt.Sprintf("max_execution_time = %d", l.MaxExecutionTime))
+	}
+	if l.MaxMemoryUsage > 0 {
+		set = append(set, fmt.Sprintf("max_memory_usage = %d", l.MaxMemoryUsage))
+	}
+	if l.MaxResultRows > 0 {
+		set = append(set, fmt.Sprintf("max_result_rows = %d", l.MaxResultRows), "result_overflow_mode = 'throw'")
+	}
+	if len(set) > 0 {
+		stmt.SQL = strings.TrimSpace(stmt.SQL) + "\nSETTINGS " + strings.Join(set, ", ")
+	}
+	return stmt
+}
