@@ -14,12 +14,14 @@ import (
 	"github.com/insightd/insightd/olap/synth"
 )
 
-const loadSynopsis = "load --project ID --events N --persons P --days D [--seed S] [--end YYYY-MM-DD] [--chunk ROWS] [--append]"
+const loadSynopsis = "load --project ID --events N --persons P --days D [--seed S] [--end YYYY-MM-DD] [--chunk ROWS] [--append] [--report]\n       insightd load --project ID --report"
 
 // cmdLoad writes a synthetic data set straight into ClickHouse (no HTTP,
 // no PostgreSQL): it opens the engine as serve does, applies the
 // ClickHouse migrations and runs olap/synth's generator. Progress goes to
-// stderr as log lines, the summary to stdout as one JSON object.
+// stderr as log lines, the summary to stdout as one JSON object. With
+// --report it then describes the project's data (or only that, without
+// --events), timing a few queries.
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("load", loadSynopsis, stderr)
 	ocfg, err := olap.ConfigFromEnv()
@@ -48,13 +50,19 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	end := fs.String("end", "", "last day of the range, YYYY-MM-DD in UTC (default today)")
 	fs.Int64Var(&cfg.Chunk, "chunk", synth.DefaultChunk, "events one INSERT ... SELECT writes")
 	appendTo := fs.Bool("append", false, "write even if the project already has events")
+	report := fs.Bool("report", false, "then report the project's data: counts by event, persons, table sizes, a timed 3-step funnel (alone without --events)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if cfg.Project == 0 || cfg.Events == 0 || cfg.Persons == 0 || cfg.Days == 0 {
+	reportOnly := *report && cfg.Events == 0 && cfg.Persons == 0 && cfg.Days == 0
+	switch {
+	case reportOnly:
+		if cfg.Project < 1 {
+			return fmt.Errorf("%w: --report needs a positive --project", errUsage)
+		}
+	case cfg.Project == 0 || cfg.Events == 0 || cfg.Persons == 0 || cfg.Days == 0:
 		return fmt.Errorf("%w: --project, --events, --persons and --days are required", errUsage)
-	}
-	if cfg.Chunk < 1 {
+	case cfg.Chunk < 1:
 		return fmt.Errorf("%w: --chunk must be positive, got %d", errUsage, cfg.Chunk)
 	}
 	if *end != "" {
@@ -64,8 +72,10 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		cfg.End = d
 	}
-	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if !reportOnly {
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
 	}
 	if dataDir != "" {
 		ocfg.DataDir = filepath.Join(dataDir, "olap")
@@ -89,6 +99,13 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	log.Info("migrated", "clickhouse_applied", applied)
+	if reportOnly {
+		r, err := synth.ProjectReport(ctx, engine, cfg.Project)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(r)
+	}
 	existing, err := synth.ProjectEvents(ctx, engine, cfg.Project)
 	if err != nil {
 		return err
@@ -113,7 +130,7 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("after %d of %d events: %w", st.Events, cfg.Events, err)
 	}
 	secs := st.Duration.Seconds()
-	return json.NewEncoder(stdout).Encode(map[string]any{
+	out := map[string]any{
 		"project":           cfg.Project,
 		"events":            st.Events,
 		"persons":           st.Persons,
@@ -125,7 +142,15 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"seconds":           roundMillis(secs),
 		"events_per_second": int64(float64(st.Events) / secs),
 		"project_events":    existing + st.Events,
-	})
+	}
+	if *report {
+		r, err := synth.ProjectReport(ctx, engine, cfg.Project)
+		if err != nil {
+			return err
+		}
+		out["report"] = r
+	}
+	return json.NewEncoder(stdout).Encode(out)
 }
 
 func roundMillis(secs float64) float64 { return float64(int64(secs*1000)) / 1000 }

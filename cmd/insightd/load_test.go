@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/insightd/insightd/olap/synth"
 )
 
 func TestLoadUsageMistakesExit2(t *testing.T) {
@@ -61,11 +63,29 @@ func TestLoadWritesOnceThenRefusesUnlessAppending(t *testing.T) {
 	if code, _, errOut := runCmd(t, "", args...); code != 1 || !strings.Contains(errOut, "already has 3000 events") {
 		t.Fatalf("second load: exit %d %q, want 1 and a refusal", code, errOut)
 	}
-	code, out, errOut = runCmd(t, "", append(args, "--append")...)
+	// Another seed: other events, the same persons and distinct ids.
+	code, out, errOut = runCmd(t, "", append(args, "--append", "--seed", "10")...)
 	if code != 0 {
 		t.Fatalf("--append: exit %d: %s", code, errOut)
 	}
 	if !strings.Contains(out, `"project_events":6000`) {
 		t.Fatalf("--append summary %s, want project_events 6000", out)
+	}
+
+	code, out, errOut = runCmd(t, "", "load", "--data-dir", dir, "--chdb-lib", lib, "--log-level", "warn", "--project", "7", "--report")
+	if code != 0 {
+		t.Fatalf("--report: exit %d: %s", code, errOut)
+	}
+	var r synth.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("report is not one JSON object: %q", out)
+	}
+	var named int64
+	for _, c := range r.ByEvent {
+		named += c.Count
+	}
+	if r.Events != 6000 || named != 6000 || r.DistinctIDs != 40 || r.Persons < 1 || r.Persons > 40 ||
+		len(r.Funnel.Persons) != 3 || r.Funnel.Persons[0] != r.Persons || len(r.Tables) != 3 || r.Tables[0].BytesOnDisk == 0 {
+		t.Fatalf("report %+v", r)
 	}
 }
