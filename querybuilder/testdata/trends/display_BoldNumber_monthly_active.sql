@@ -1,0 +1,27 @@
+SELECT series, period, breakdown, bucket, value
+FROM (
+    SELECT 0 AS series, period, breakdown, '' AS bucket, toFloat64(uniqExact(actor)) AS value
+    FROM (
+        SELECT if(e.timestamp >= {active_from:DateTime64(6, 'UTC')}, 0, 1) AS period,
+            '' AS breakdown,
+            if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
+        FROM events AS e
+        LEFT JOIN (
+            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+        ) AS po ON e.person_id = po.old_person_id
+        WHERE e.team_id = {team:Int64}
+          AND e.event = {p0:String}
+          AND ((e.timestamp >= {prev_active_from:DateTime64(6, 'UTC')} AND e.timestamp <= {prev_date_to:DateTime64(6, 'UTC')}) OR (e.timestamp >= {active_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}))
+    )
+    GROUP BY period, breakdown
+)
+-- active_from = time.Date(2026, time.February, 8, 23, 0, 0, 0, time.UTC)
+-- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- prev_active_from = time.Date(2026, time.January, 31, 23, 0, 0, 0, time.UTC)
+-- prev_date_from = time.Date(2026, time.February, 22, 23, 0, 0, 0, time.UTC)
+-- prev_date_to = time.Date(2026, time.March, 2, 22, 59, 59, 999999000, time.UTC)
+-- team = 42
+-- tz = "Europe/Berlin"

@@ -1,0 +1,180 @@
+package querybuilder
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// goldenProject is the project every golden statement is built for: a
+// timezone with DST and Monday weeks, so that both show in parameters.
+var goldenProject = Project{ID: 42, Timezone: "Europe/Berlin", WeekStartDay: 1,
+	TestAccountFilters: json.RawMessage(`[{"key": "email", "operator": "not_icontains", "value": "@example.com", "type": "person"}]`)}
+
+// trendsGolden are the cases of testdata/trends/<name>.sql: one per
+// math, display, breakdown kind, compare, formula, interval and operator.
+func trendsGolden() map[string]string {
+	pageview := func(extra string) string {
+		return `{"events": [{"id": "$pageview"` + extra + `}], "date_from": "2026-03-01", "date_to": "2026-03-07"}`
+	}
+	cases := map[string]string{
+		"interval_hour":        `{"events": [{"id": "$pageview"}], "date_from": "2026-03-29T00:00:00", "date_to": "2026-03-29T06:00:00", "interval": "hour"}`,
+		"interval_day":         pageview(""),
+		"interval_week":        `{"events": [{"id": "$pageview"}], "date_from": "2026-03-01", "date_to": "2026-03-31", "interval": "week"}`,
+		"interval_month":       `{"events": [{"id": "$pageview"}], "date_from": "2026-01-01", "date_to": "2026-03-31", "interval": "month"}`,
+		"all_events":           `{"events": [{"id": null}], "date_from": "-7d"}`,
+		"breakdown_event":      `{"events": [{"id": "$pageview"}], "breakdown": "$browser", "breakdown_limit": 5, "date_from": "-7d"}`,
+		"breakdown_event_json": `{"events": [{"id": "$pageview"}], "breakdown": "utm_source", "date_from": "-7d"}`,
+		"breakdown_person":     `{"events": [{"id": "$pageview", "math": "dau"}], "breakdown": "plan", "breakdown_type": "person", "date_from": "-7d"}`,
+		"compare_day":          `{"events": [{"id": "$pageview"}], "compare": true, "date_from": "-7d"}`,
+		"compare_hour_dau":     `{"events": [{"id": "$pageview", "math": "dau"}], "compare": true, "date_from": "-6h", "interval": "hour"}`,
+		"compare_breakdown_weekly_active": `{"events": [{"id": "$pageview", "math": "weekly_active"}], "compare": true, "breakdown": "$os",
+			"date_from": "-14d", "interval": "week"}`,
+		"formula":                   `{"events": [{"id": "signup"}, {"id": "$pageview", "math": "dau"}], "formula": "(A / B) * 100", "date_from": "-7d"}`,
+		"filter_test_accounts":      `{"events": [{"id": "$pageview"}], "filter_test_accounts": true, "date_from": "-7d"}`,
+		"entity_and_global_filters": `{"events": [{"id": "$pageview", "properties": [{"key": "$current_url", "value": "/docs", "operator": "icontains"}]}], "properties": {"type": "OR", "values": [{"key": "plan", "value": "pro", "type": "person"}, {"key": "$os", "value": "Mac"}]}, "date_from": "-7d"}`,
+		"aggregation_group":         `{"events": [{"id": "$pageview", "math": "dau"}], "aggregation_group_type_index": 2, "date_from": "-7d"}`,
+		"date_from_all":             `{"events": [{"id": "$pageview"}], "date_from": "all", "interval": "month"}`,
+	}
+	for _, m := range []string{"total", "dau", "weekly_active", "monthly_active", "unique_session", "avg_count_per_actor",
+		"min_count_per_actor", "max_count_per_actor", "median_count_per_actor", "p75_count_per_actor", "p90_count_per_actor",
+		"p95_count_per_actor", "p99_count_per_actor"} {
+		cases["math_"+m] = pageview(`, "math": "` + m + `"`)
+	}
+	cases["math_unique_group"] = pageview(`, "math": "unique_group", "math_group_type_index": 0`)
+	for _, m := range []string{"sum", "avg", "min", "max", "median", "p75", "p90", "p95", "p99"} {
+		cases["math_"+m] = pageview(`, "math": "` + m + `", "math_property": "price"`)
+	}
+	for _, d := range []string{"ActionsLineGraph", "ActionsLineGraphCumulative", "ActionsBar", "ActionsTable", "ActionsPie",
+		"ActionsBarValue", "WorldMap", "BoldNumber"} {
+		cases["display_"+d] = `{"events": [{"id": "$pageview"}], "display": "` + d + `", "date_from": "-7d"}`
+	}
+	cases["display_ActionsLineGraphCumulative_dau"] = `{"events": [{"id": "$pageview", "math": "dau"}], "display": "ActionsLineGraphCumulative", "date_from": "-7d"}`
+	cases["display_BoldNumber_monthly_active"] = `{"events": [{"id": "$pageview", "math": "monthly_active"}], "display": "BoldNumber", "compare": true, "date_from": "-7d"}`
+	cases["display_ActionsTable_p90_count_per_actor"] = `{"events": [{"id": "$pageview", "math": "p90_count_per_actor"}], "display": "ActionsTable", "breakdown": "$browser", "date_from": "-7d"}`
+	for op, cond := range map[string]string{
+		"exact":          `"value": "Chrome"`,
+		"exact_list":     `"value": ["Chrome", "Safari", 3], "operator": "exact"`,
+		"is_not":         `"value": "Chrome", "operator": "is_not"`,
+		"icontains":      `"value": "chr", "operator": "icontains"`,
+		"not_icontains":  `"value": "chr", "operator": "not_icontains"`,
+		"regex":          `"value": "^(Chrome|Safari)$", "operator": "regex"`,
+		"not_regex":      `"value": "^Chrome", "operator": "not_regex"`,
+		"gt":             `"value": 10, "operator": "gt"`,
+		"gte":            `"value": "10.5", "operator": "gte"`,
+		"lt":             `"value": 10, "operator": "lt"`,
+		"lte":            `"value": 0, "operator": "lte"`,
+		"is_set":         `"operator": "is_set"`,
+		"is_not_set":     `"operator": "is_not_set"`,
+		"is_date_exact":  `"value": "2026-03-01", "operator": "is_date_exact"`,
+		"is_date_before": `"value": "2026-03-01T12:00:00", "operator": "is_date_before"`,
+		"is_date_after":  `"value": "-30d", "operator": "is_date_after"`,
+		"negation":       `"value": "Chrome", "negation": true`,
+	} {
+		key := "$browser"
+		if strings.HasPrefix(op, "g") || strings.HasPrefix(op, "l") || strings.HasPrefix(op, "is_date") {
+			key = "price"
+		}
+		cases["operator_"+op] = `{"events": [{"id": "$pageview"}], "properties": [{"key": "` + key + `", ` + cond + `}], "date_from": "-7d"}`
+	}
+	return cases
+}
+
+func TestTrendsGoldenSQL(t *testing.T) {
+	dir := filepath.Join("testdata", "trends")
+	cases := trendsGolden()
+	names := make([]string, 0, len(cases))
+	for name := range cases {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			p, err := ParseBody([]byte(cases[name]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := ParseTrends(p, goldenProject, testNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stmt, err := BuildTrends(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := stmt.String()
+			// The same request gives the same text, whatever map order.
+			for i := 0; i < 3; i++ {
+				again, _ := BuildTrends(q)
+				if again.String() != got {
+					t.Fatal("building twice gave different SQL")
+				}
+			}
+			path := filepath.Join(dir, name+".sql")
+			if *update {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./querybuilder -run TestTrendsGoldenSQL -update)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("SQL differs from %s (refresh with -update if intended):\n%s", path, got)
+			}
+		})
+	}
+	t.Run("no golden file is left without its case", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
+		for _, f := range files {
+			if _, ok := cases[strings.TrimSuffix(filepath.Base(f), ".sql")]; !ok {
+				t.Errorf("%s has no case", f)
+			}
+		}
+	})
+}
+
+// Values reach SQL only as parameters: a hostile value in every place a
+// request carries one leaves the SQL text as it would be with a tame one.
+func TestHostileValuesNeverReachTheSQLText(t *testing.T) {
+	hostile := `x'); DROP TABLE events; --\` + "`{p0:String}"
+	body := func(v string) string {
+		s, _ := json.Marshal(v)
+		return `{"events": [{"id": ` + string(s) + `, "custom_name": ` + string(s) + `, "math": "sum", "math_property": ` + string(s) + `,
+			"properties": [{"key": ` + string(s) + `, "value": ` + string(s) + `}]}], "breakdown": ` + string(s) + `,
+			"properties": [{"key": ` + string(s) + `, "value": [` + string(s) + `], "operator": "is_not", "type": "person"}]}`
+	}
+	build := func(v string) Statement {
+		p, err := ParseBody([]byte(body(v)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := ParseTrends(p, goldenProject, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmt, err := BuildTrends(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stmt
+	}
+	tame, evil := build("tame"), build(hostile)
+	if tame.SQL != evil.SQL {
+		t.Fatalf("the SQL text changed with the value:\n%s", evil.SQL)
+	}
+	if strings.Contains(evil.SQL, "DROP") {
+		t.Fatal("a value reached the SQL text")
+	}
+}
