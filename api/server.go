@@ -144,6 +144,7 @@ func (s *Server) Handler() http.Handler {
 	api := r.Group("/api", s.authenticate)
 	s.projectRoutes(api)
 	s.insightRoutes(api)
+	s.analyticsRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

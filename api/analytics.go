@@ -1,0 +1,241 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// analysisLimits are the engine settings every analysis runs under, so a
+// request cannot hold the engine longer or use more memory than the
+// server allows, nor return a result no client can take in. They belong
+// in Config once the analyses need them tuned per deployment.
+var analysisLimits = querybuilder.Limits{
+	MaxExecutionTime: 60,
+	MaxMemoryUsage:   4 << 30,
+	MaxResultRows:    1_000_000,
+}
+
+// ClickHouse error codes only analyses meet.
+const (
+	codeMemoryLimitExceeded int32 = 241
+	codeTooManyRows         int32 = 396
+)
+
+func (s *Server) analyticsRoutes(api *gin.RouterGroup) {
+	g := api.Group("/projects/:project_id/insights", checkFormat)
+	read := requireScope("insight:read")
+	g.GET("/trend", read, s.trend)
+	g.POST("/trend", read, s.trend)
+}
+
+// analysisEnvelope is every analysis' answer.
+type analysisEnvelope struct {
+	Result      any            `json:"result"`
+	IsCached    bool           `json:"is_cached"`
+	LastRefresh time.Time      `json:"last_refresh"`
+	Timezone    string         `json:"timezone"`
+	Debug       *analysisDebug `json:"debug,omitempty"`
+}
+
+// analysisDebug is what debug=true adds: the statement as the engine ran
+// it, so a user can see and rerun what was asked of ClickHouse.
+type analysisDebug struct {
+	SQL    string         `json:"sql"`
+	Params map[string]any `json:"params"`
+}
+
+func (s *Server) trend(c *gin.Context) {
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	params, err := analysisParams(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	queryID, err := analysisQueryID(c, p.ID, params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	project, err := s.analysisProject(c, p, params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	now := time.Now()
+	q, err := querybuilder.ParseTrends(params, project, now)
+	if err != nil {
+		writeError(c, validationError(err))
+		return
+	}
+	stmt, err := querybuilder.BuildTrends(q)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	stmt = querybuilder.WithLimits(stmt, analysisLimits)
+	rows, err := s.engine.Query(olap.WithQueryID(c.Request.Context(), queryID), stmt)
+	if err != nil {
+		writeError(c, analysisError(err))
+		return
+	}
+	result, err := querybuilder.ShapeTrends(q, rows.Data)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if wantsCSV(c) {
+		renderTrendCSV(c, result)
+		return
+	}
+	env := analysisEnvelope{Result: result, LastRefresh: now.UTC(), Timezone: q.Location().String()}
+	if debugRequested(c, params) {
+		env.Debug = &analysisDebug{SQL: stmt.SQL, Params: stmt.Params}
+	}
+	c.JSON(http.StatusOK, env)
+}
+
+// analysisParams reads the filter: a GET's query string, or a POST's JSON
+// body (top level or under filters).
+func analysisParams(c *gin.Context) (querybuilder.Params, error) {
+	if c.Request.Method == http.MethodGet {
+		return querybuilder.ParseQuery(c.Request.URL.Query()), nil
+	}
+	b, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, err
+	}
+	params, err := querybuilder.ParseBody(b)
+	if err != nil {
+		return nil, validationError(err)
+	}
+	// client_query_id and debug may sit beside filters, not inside them.
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) == nil {
+		for _, k := range []string{"client_query_id", "debug"} {
+			if v, ok := top[k]; ok {
+				if _, inside := params[k]; !inside {
+					params[k] = v
+				}
+			}
+		}
+	}
+	return params, nil
+}
+
+// analysisQueryID is the engine query id the analysis runs under: the
+// client's client_query_id (so POST insights/cancel can stop it), scoped
+// to the project, or a fresh one.
+func analysisQueryID(c *gin.Context, projectID int64, params querybuilder.Params) (string, error) {
+	id := c.Query("client_query_id")
+	if raw, ok := params["client_query_id"]; ok && !isJSONNull(raw) {
+		if json.Unmarshal(raw, &id) != nil {
+			id = string(raw) // not a JSON string: refused below
+		}
+	}
+	if id == "" {
+		return projectQueryID(projectID, uuid.NewString()), nil
+	}
+	if len(id) > clientQueryIDMax || !olap.ValidQueryID(id) {
+		return "", Invalid("client_query_id", fmt.Sprintf(
+			"client_query_id must be 1 to %d characters of letters, digits, _ and -.", clientQueryIDMax))
+	}
+	return projectQueryID(projectID, id), nil
+}
+
+// analysisProject is what the query builder needs to know of the project;
+// date_from=all also needs its first event, one cheap query.
+func (s *Server) analysisProject(c *gin.Context, p *metadata.Project, params querybuilder.Params) (querybuilder.Project, error) {
+	out := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters)}
+	if p.WeekStartDay.Valid {
+		out.WeekStartDay = int(p.WeekStartDay.Int64)
+	}
+	if params.DateFromAll() {
+		rows, err := s.engine.Query(c.Request.Context(), querybuilder.FirstEventStatement(p.ID))
+		if err != nil {
+			return out, analysisError(err)
+		}
+		if len(rows.Data) > 0 {
+			if t, ok := rows.Data[0][0].(time.Time); ok {
+				out.FirstEvent = t
+			}
+		}
+	}
+	return out, nil
+}
+
+func debugRequested(c *gin.Context, params querybuilder.Params) bool {
+	if v := c.Query("debug"); v == "true" || v == "1" {
+		return true
+	}
+	raw, ok := params["debug"]
+	return ok && strings.TrimSpace(string(raw)) == "true"
+}
+
+// validationError turns the query builder's validation errors into one
+// 400: the first problem's parameter as attr, every problem in the detail.
+func validationError(err error) error {
+	ves := querybuilder.ValidationErrors(err)
+	if len(ves) == 0 {
+		return err
+	}
+	details := make([]string, len(ves))
+	for i, ve := range ves {
+		details[i] = ve.Detail
+	}
+	return Invalid(ves[0].Attr, strings.Join(details, "; "))
+}
+
+// analysisError gives the engine's refusals of an analysis their kinds;
+// everything else goes through the shared mapping (timeouts are 504,
+// cancellations 499).
+func analysisError(err error) error {
+	code, ok := olap.ErrorCode(err)
+	if !ok {
+		return err
+	}
+	switch code {
+	case codeTooManyRows:
+		return &Error{Kind: KindInvalid, Code: "result_too_large", Err: err, Detail: fmt.Sprintf(
+			"The analysis would return more than %d rows: use a shorter range, a coarser interval or a lower breakdown_limit.",
+			analysisLimits.MaxResultRows)}
+	case codeMemoryLimitExceeded:
+		return &Error{Kind: KindUnavailable, Code: "query_memory_limit", Err: err,
+			Detail: "The analysis needs more memory than the server allows: use a shorter range or fewer breakdown values."}
+	case olap.CodeCannotCompileRegexp:
+		// The regex check before running approximates RE2; the engine
+		// has the last word.
+		return &Error{Kind: KindInvalid, Code: "invalid_input", Attr: "properties", Err: err,
+			Detail: "A regular expression in the filters is not valid RE2 syntax."}
+	}
+	return err
+}
+
+// renderTrendCSV writes the series as a table: one row per series.
+func renderTrendCSV(c *gin.Context, result []querybuilder.TrendSeries) {
+	b, err := json.Marshal(result)
+	var rows []map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &rows)
+	}
+	if err != nil {
+		writeError(c, errors.Join(errors.New("trend csv"), err))
+		return
+	}
+	header, cells := trendTable(rows)
+	writeCSV(c, http.StatusOK, header, cells)
+}
