@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -80,8 +81,15 @@ func (s *Server) capture(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	ip := ""
+	if !proj.AnonymizeIPs {
+		ip = c.ClientIP()
+	}
 	for i := range p.events {
 		p.events[i].TeamID = proj.ID
+		if ip != "" {
+			p.events[i].Properties = withIP(p.events[i].Properties, ip)
+		}
 	}
 	if res := s.writer.Write(ctx, p.events); res.Err != nil {
 		writeError(c, storeError(res.Err))
@@ -98,6 +106,22 @@ func (s *Server) capture(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": 1})
+}
+
+// withIP adds the sender's address as $ip, as PostHog does unless the
+// project anonymizes IPs; an $ip the client sent is kept. The key is
+// spliced into the object's text, which capture has already checked is a
+// JSON object, rather than decoding and encoding every event.
+func withIP(props, ip string) string {
+	if strings.Contains(props, `"$ip"`) || !strings.HasPrefix(props, "{") {
+		return props
+	}
+	q, _ := json.Marshal(ip)
+	body := strings.TrimSpace(props[1:])
+	if body == "}" {
+		return `{"$ip":` + string(q) + `}`
+	}
+	return `{"$ip":` + string(q) + `,` + body
 }
 
 // storeError tells the client its events were not stored and that sending

@@ -438,3 +438,41 @@ func TestCaptureAnswersBrowserPreflights(t *testing.T) {
 		t.Fatalf("preflight: %d %v", w.Code, w.Header())
 	}
 }
+
+func TestCaptureRecordsTheSendersIPUnlessTheProjectAnonymizesThem(t *testing.T) {
+	f := newCaptureFixture(t, testConfig())
+	send := func(ev obj) {
+		t.Helper()
+		ev["api_key"] = f.token
+		if code, body := f.send(t, req{path: "/capture/", body: mustJSON(t, ev)}); code != 200 {
+			t.Fatalf("want 200, got %d %v", code, body)
+		}
+	}
+	ip := func(event string) string {
+		t.Helper()
+		rows, err := engine.Query(context.Background(), querybuilder.Statement{
+			SQL:    "SELECT JSONExtractString(properties, '$ip'), JSONExtractString(properties, 'k') FROM events WHERE team_id = {team:Int64} AND event = {e:String}",
+			Params: obj{"team": f.team, "e": event}})
+		if err != nil || len(rows.Data) != 1 {
+			t.Fatalf("%s: %v %v", event, err, rows)
+		}
+		if event == "with-props" && rows.Data[0][1] != "v" {
+			t.Fatalf("the event's own properties must be kept, got %v", rows.Data[0])
+		}
+		return rows.Data[0][0].(string)
+	}
+	send(obj{"event": "no-props", "distinct_id": "d"})
+	send(obj{"event": "with-props", "distinct_id": "d", "properties": obj{"k": "v"}})
+	send(obj{"event": "own-ip", "distinct_id": "d", "properties": obj{"$ip": "203.0.113.9"}})
+	// httptest requests come from 192.0.2.1.
+	if got := [3]string{ip("no-props"), ip("with-props"), ip("own-ip")}; got != [3]string{"192.0.2.1", "192.0.2.1", "203.0.113.9"} {
+		t.Fatalf("$ip: %v", got)
+	}
+	if _, err := f.s.store.DB().Exec("UPDATE projects SET anonymize_ips = true WHERE id = $1", f.team); err != nil {
+		t.Fatal(err)
+	}
+	send(obj{"event": "anonymized", "distinct_id": "d"})
+	if got := ip("anonymized"); got != "" {
+		t.Fatalf("a project that anonymizes IPs stores none, got %q", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 type TokenProject struct {
 	ID            int64 `db:"id"`
 	IngestedEvent bool  `db:"ingested_event"`
+	AnonymizeIPs  bool  `db:"anonymize_ips"`
 }
 
 // ProjectForToken finds the project of a capture token; ErrNotFound for
@@ -21,7 +22,7 @@ func (s *Store) ProjectForToken(ctx context.Context, token string) (TokenProject
 		return p, nil
 	}
 	var p TokenProject
-	st, err := s.prepared(ctx, "SELECT id, ingested_event FROM projects WHERE api_token = $1")
+	st, err := s.prepared(ctx, "SELECT id, ingested_event, anonymize_ips FROM projects WHERE api_token = $1")
 	if err != nil {
 		return p, err
 	}
@@ -47,7 +48,10 @@ func (s *Store) MarkIngested(ctx context.Context, projectID int64, token string)
 		return err
 	}
 	if token != "" {
-		s.tokens.put(token, TokenProject{ID: projectID, IngestedEvent: true})
+		if p, ok := s.tokens.get(token); ok {
+			p.IngestedEvent = true
+			s.tokens.put(token, p)
+		}
 	}
 	return nil
 }
