@@ -248,6 +248,58 @@ func TestTrendsResults(t *testing.T) {
 		}
 	})
 
+	t.Run("sums and compared periods break down by the current period's top values", func(t *testing.T) {
+		browser := func(e fev) string {
+			if b := propString(e, "$browser"); b != "" {
+				return b
+			}
+			return querybuilder.BreakdownNull
+		}
+		// The top value by event count in 9-12 March, by hand: Chrome has
+		// four events, no other value more than one.
+		cur, prev := days("2026-03-09", "2026-03-12"), days("2026-03-05", "2026-03-08")
+		fold := func(e fev) string {
+			if browser(e) == "Chrome" {
+				return "Chrome"
+			}
+			return querybuilder.BreakdownOther
+		}
+		of := func(value string, f func([]fev) float64) func([]fev) float64 {
+			return func(es []fev) float64 {
+				var keep []fev
+				for _, e := range es {
+					if fold(e) == value {
+						keep = append(keep, e)
+					}
+				}
+				return f(keep)
+			}
+		}
+		sumPrices := func(es []fev) float64 { return sum(prices(es)) }
+		for _, tc := range []struct{ math, fn string }{{"total", "count"}, {"sum", "sum"}} {
+			fn := count
+			if tc.fn == "sum" {
+				fn = sumPrices
+			}
+			res := f.run(t, `{"events": [{"id": "$pageview", "math": "`+tc.math+`", "math_property": "price"}], "breakdown": "$browser",
+				"breakdown_limit": 1, "compare": true, "date_from": "2026-03-09", "date_to": "2026-03-12"}`, 0)
+			if len(res) != 4 {
+				t.Fatalf("%s: %d series", tc.math, len(res))
+			}
+			for i, want := range []struct {
+				value string
+				days  []string
+				label string
+			}{{"Chrome", cur, "current"}, {querybuilder.BreakdownOther, cur, "current"}, {"Chrome", prev, "previous"}, {querybuilder.BreakdownOther, prev, "previous"}} {
+				s := res[i]
+				if *s.BreakdownValue != want.value || s.CompareLabel != want.label {
+					t.Fatalf("%s: series %d is %s %s", tc.math, i, *s.BreakdownValue, s.CompareLabel)
+				}
+				wantSeries(t, s, "$pageview - "+want.value, want.days, perDay(want.days, of(want.value, fn)))
+			}
+		}
+	})
+
 	t.Run("a person breakdown reads current properties", func(t *testing.T) {
 		res := f.run(t, `{"events": [{"id": "$pageview", "math": "dau"}], "breakdown": "plan", "breakdown_type": "person", `+march+`}`, 0)
 		plan := func(e fev) string {

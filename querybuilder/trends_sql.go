@@ -223,15 +223,28 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 		}
 		return tb.activeAggregate(idx, e, s, days)
 	}
-	cols := []string{}
-	group := []string{"period", "breakdown"}
-	bucketOut := "''"
+	if q.Breakdown != nil && (e.Math == "total" || e.Math == "sum") {
+		return tb.additiveBreakdown(idx, e, s)
+	}
+	// Only what varies is grouped by: a constant period or breakdown as
+	// a grouping key would cost the engine its fast fixed-width hashing.
+	var cols, group []string
+	period, breakdown, bucketOut := "0", "''", "''"
 	if q.timeSeries() {
 		cols = append(cols, tb.bucket()+" AS ts_bucket")
 		group = append(group, "ts_bucket")
 		bucketOut = tb.bucketKey("ts_bucket")
 	}
-	cols = append(cols, tb.period(tb.cur.from)+" AS period", tb.breakdown(s)+" AS breakdown")
+	if tb.prev != nil {
+		cols = append(cols, tb.period(tb.cur.from)+" AS period")
+		group = append(group, "period")
+		period = "period"
+	}
+	if q.Breakdown != nil {
+		cols = append(cols, tb.breakdown(s)+" AS breakdown")
+		group = append(group, "breakdown")
+		breakdown = "breakdown"
+	}
 	if needsActor(e.Math) {
 		a, _, _ := tb.actor(e)
 		cols = append(cols, a+" AS actor")
@@ -239,19 +252,24 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 	if _, ok := propertyMath[e.Math]; ok {
 		cols = append(cols, "toFloat64OrNull("+propertyText("event", e.MathProperty, tb.b)+") AS v")
 	}
+	if len(cols) == 0 {
+		cols = append(cols, "1 AS one") // a total over the whole range reads no column
+	}
 	inner := s.selectFrom(cols, tb.timeCond(true))
-	head := "SELECT " + idx + " AS series, period, breakdown, "
+	head := "SELECT " + idx + " AS series, " + period + " AS period, " + breakdown + " AS breakdown, "
 	switch _, perActor := perActorMath[e.Math]; {
 	case perActor:
 		// Each actor's event count in the bucket, then the math over actors.
-		counts := "SELECT " + strings.Join(group, ", ") + ", actor, count() AS c\nFROM (\n" + indent(inner) + "\n)\nGROUP BY " + strings.Join(group, ", ") + ", actor"
-		return head + bucketOut + " AS bucket, " + aggregate(e.Math, "c") + " AS value\nFROM (\n" + indent(counts) + "\n)\nGROUP BY " + strings.Join(group, ", ")
+		counts := "SELECT " + strings.Join(append(group, "actor"), ", ") + ", count() AS c\nFROM (\n" + indent(inner) + "\n)" + groupBy(append(group, "actor"))
+		return head + bucketOut + " AS bucket, " + aggregate(e.Math, "c") + " AS value\nFROM (\n" + indent(counts) + "\n)" + groupBy(group)
 	case distinctMath[e.Math] && q.cumulative():
 		// Cumulative distinct counts count each actor once, in the bucket
 		// of their first event, so the running sum is the number of
 		// distinct actors so far, not a sum of daily uniques.
-		first := "SELECT period, breakdown, actor, min(ts_bucket) AS first_bucket\nFROM (\n" + indent(inner) + "\n)\nGROUP BY period, breakdown, actor"
-		return head + tb.bucketKey("first_bucket") + " AS bucket, toFloat64(count()) AS value\nFROM (\n" + indent(first) + "\n)\nGROUP BY period, breakdown, first_bucket"
+		keys := append(group[1:], "actor") // all but ts_bucket, which comes first
+		first := "SELECT " + strings.Join(keys, ", ") + ", min(ts_bucket) AS first_bucket\nFROM (\n" + indent(inner) + "\n)" + groupBy(keys)
+		return head + tb.bucketKey("first_bucket") + " AS bucket, toFloat64(count()) AS value\nFROM (\n" + indent(first) + "\n)" +
+			groupBy(append([]string{"first_bucket"}, group[1:]...))
 	}
 	value := "toFloat64(count())"
 	switch {
@@ -260,7 +278,54 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 	case e.Math != "total":
 		value = aggregate(e.Math, "v")
 	}
-	return head + bucketOut + " AS bucket, " + value + " AS value\nFROM (\n" + indent(inner) + "\n)\nGROUP BY " + strings.Join(group, ", ")
+	return head + bucketOut + " AS bucket, " + value + " AS value\nFROM (\n" + indent(inner) + "\n)" + groupBy(group)
+}
+
+// additiveBreakdown is a total or sum broken down in one pass over the
+// events: the numbers are grouped by raw value first, then the values
+// are ranked by event count in the current period (a window over the
+// small grouped result) and all but the top ones add up into "other".
+// Maths that do not add up (distinct counts, quantiles) cannot fold
+// after grouping; they choose the top values first (breakdown).
+func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, s source) string {
+	q := tb.q
+	var cols, group []string
+	bucketOut, period := "''", "0"
+	if q.timeSeries() {
+		cols = append(cols, tb.bucket()+" AS ts_bucket")
+		group = append(group, "ts_bucket")
+		bucketOut = tb.bucketKey("ts_bucket")
+	}
+	volume := "sum(c)"
+	if tb.prev != nil {
+		cols = append(cols, tb.period(tb.cur.from)+" AS period")
+		group = append(group, "period")
+		period = "period"
+		volume = "sumIf(c, period = 0)"
+	}
+	cols = append(cols, q.Breakdown.valueSQL(tb.b)+" AS breakdown_value")
+	group = append(group, "breakdown_value")
+	sums, value := "count() AS c", "toFloat64(sum(c))"
+	if e.Math == "sum" {
+		cols = append(cols, "toFloat64OrNull("+propertyText("event", e.MathProperty, tb.b)+") AS v")
+		sums, value = "count() AS c, sum(v) AS s", aggregate("sum", "s")
+	}
+	grouped := "SELECT " + strings.Join(group, ", ") + ", " + sums + "\nFROM (\n" + indent(s.selectFrom(cols, tb.timeCond(true))) + "\n)" + groupBy(group)
+	withVolume := "SELECT *, " + volume + " OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n" + indent(grouped) + "\n)"
+	ranked := "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" + indent(withVolume) + "\n)"
+	fold := "if(volume > 0 AND value_rank <= " + tb.b.named("breakdown_limit", "UInt32", q.Breakdown.Limit) + ", breakdown_value, " +
+		tb.b.named("breakdown_other", "String", BreakdownOther) + ")"
+	outer := append(group[:len(group)-1:len(group)-1], "breakdown")
+	return "SELECT " + idx + " AS series, " + period + " AS period, " + fold + " AS breakdown, " + bucketOut + " AS bucket, " + value +
+		" AS value\nFROM (\n" + indent(ranked) + "\n)" + groupBy(outer)
+}
+
+// groupBy is a GROUP BY clause, or nothing for no keys (one row).
+func groupBy(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return "\nGROUP BY " + strings.Join(keys, ", ")
 }
 
 // activeSeries counts, for each bucket, the actors with an event in the

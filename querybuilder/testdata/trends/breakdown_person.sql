@@ -1,9 +1,8 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, period, breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExact(actor)) AS value
+    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExact(actor)) AS value
     FROM (
         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-            0 AS period,
             if(if(empty(JSONExtractString(pp.properties, {p1:String})), {breakdown_null:String}, JSONExtractString(pp.properties, {p1:String})) IN (
                 SELECT if(empty(JSONExtractString(pp.properties, {p1:String})), {breakdown_null:String}, JSONExtractString(pp.properties, {p1:String})) AS breakdown_value
                 FROM events AS e
@@ -38,7 +37,7 @@ FROM (
           AND e.event = {p0:String}
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
-    GROUP BY period, breakdown, ts_bucket
+    GROUP BY ts_bucket, breakdown
 )
 -- breakdown_limit = 25
 -- breakdown_null = "$$_posthog_breakdown_null_$$"

@@ -1,10 +1,9 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, period, breakdown, formatDateTime(ts_bucket, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket, toFloat64(uniqExact(actor)) AS value
+    SELECT 0 AS series, period AS period, '' AS breakdown, formatDateTime(ts_bucket, '%Y-%m-%d %H:%i:%S', 'UTC') AS bucket, toFloat64(uniqExact(actor)) AS value
     FROM (
         SELECT toStartOfHour(e.timestamp, {tz:String}) AS ts_bucket,
             if(e.timestamp >= {date_from:DateTime64(6, 'UTC')}, 0, 1) AS period,
-            '' AS breakdown,
             if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
         FROM events AS e
         LEFT JOIN (
@@ -15,7 +14,7 @@ FROM (
           AND e.event = {p0:String}
           AND ((e.timestamp >= {prev_date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {prev_date_to:DateTime64(6, 'UTC')}) OR (e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}))
     )
-    GROUP BY period, breakdown, ts_bucket
+    GROUP BY ts_bucket, period
 )
 -- date_from = time.Date(2026, time.March, 10, 9, 30, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 10, 15, 30, 0, 0, time.UTC)

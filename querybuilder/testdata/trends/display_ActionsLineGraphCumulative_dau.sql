@@ -1,12 +1,10 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, period, breakdown, toString(first_bucket) AS bucket, toFloat64(count()) AS value
+    SELECT 0 AS series, 0 AS period, '' AS breakdown, toString(first_bucket) AS bucket, toFloat64(count()) AS value
     FROM (
-        SELECT period, breakdown, actor, min(ts_bucket) AS first_bucket
+        SELECT actor, min(ts_bucket) AS first_bucket
         FROM (
             SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                0 AS period,
-                '' AS breakdown,
                 if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
             FROM events AS e
             LEFT JOIN (
@@ -17,9 +15,9 @@ FROM (
               AND e.event = {p0:String}
               AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
         )
-        GROUP BY period, breakdown, actor
+        GROUP BY actor
     )
-    GROUP BY period, breakdown, first_bucket
+    GROUP BY first_bucket
 )
 -- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)

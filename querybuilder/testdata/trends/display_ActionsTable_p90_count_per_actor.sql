@@ -1,11 +1,10 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, period, breakdown, '' AS bucket, ifNotFinite(toFloat64(ifNull(quantileExactInclusive(0.9)(c), 0)), 0) AS value
+    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, '' AS bucket, ifNotFinite(toFloat64(ifNull(quantileExactInclusive(0.9)(c), 0)), 0) AS value
     FROM (
-        SELECT period, breakdown, actor, count() AS c
+        SELECT breakdown, actor, count() AS c
         FROM (
-            SELECT 0 AS period,
-                if(if(empty(e.mat_browser), {breakdown_null:String}, e.mat_browser) IN (
+            SELECT if(if(empty(e.mat_browser), {breakdown_null:String}, e.mat_browser) IN (
                     SELECT if(empty(e.mat_browser), {breakdown_null:String}, e.mat_browser) AS breakdown_value
                     FROM events AS e
                     WHERE e.team_id = {team:Int64}
@@ -25,9 +24,9 @@ FROM (
               AND e.event = {p0:String}
               AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
         )
-        GROUP BY period, breakdown, actor
+        GROUP BY breakdown, actor
     )
-    GROUP BY period, breakdown
+    GROUP BY breakdown
 )
 -- breakdown_limit = 25
 -- breakdown_null = "$$_posthog_breakdown_null_$$"

@@ -1,12 +1,10 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, period, breakdown, toString(ts_bucket) AS bucket, ifNotFinite(toFloat64(ifNull(quantileExactInclusive(0.9)(c), 0)), 0) AS value
+    SELECT 0 AS series, 0 AS period, '' AS breakdown, toString(ts_bucket) AS bucket, ifNotFinite(toFloat64(ifNull(quantileExactInclusive(0.9)(c), 0)), 0) AS value
     FROM (
-        SELECT period, breakdown, ts_bucket, actor, count() AS c
+        SELECT ts_bucket, actor, count() AS c
         FROM (
             SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                0 AS period,
-                '' AS breakdown,
                 if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
             FROM events AS e
             LEFT JOIN (
@@ -17,9 +15,9 @@ FROM (
               AND e.event = {p0:String}
               AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
         )
-        GROUP BY period, breakdown, ts_bucket, actor
+        GROUP BY ts_bucket, actor
     )
-    GROUP BY period, breakdown, ts_bucket
+    GROUP BY ts_bucket
 )
 -- date_from = time.Date(2026, time.February, 28, 23, 0, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 7, 22, 59, 59, 999999000, time.UTC)
