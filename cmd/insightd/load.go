@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,14 +15,14 @@ import (
 	"github.com/insightd/insightd/olap/synth"
 )
 
-const loadSynopsis = "load --project ID --events N --persons P --days D [--seed S] [--end YYYY-MM-DD] [--chunk ROWS] [--append] [--report]\n       insightd load --project ID --report"
+const loadSynopsis = "load --project ID --events N --persons P --days D [--seed S] [--end YYYY-MM-DD] [--chunk ROWS] [--append] [--optimize] [--report]\n       insightd load --project ID [--optimize] [--report]"
 
 // cmdLoad writes a synthetic data set straight into ClickHouse (no HTTP,
 // no PostgreSQL): it opens the engine as serve does, applies the
 // ClickHouse migrations and runs olap/synth's generator. Progress goes to
-// stderr as log lines, the summary to stdout as one JSON object. With
-// --report it then describes the project's data (or only that, without
-// --events), timing a few queries.
+// stderr as log lines, the summary to stdout as one JSON object. Then, or
+// instead when --events is not given, --optimize merges the tables' parts
+// and --report describes the project's data, timing a few queries.
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("load", loadSynopsis, stderr)
 	ocfg, err := olap.ConfigFromEnv()
@@ -50,15 +51,16 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	end := fs.String("end", "", "last day of the range, YYYY-MM-DD in UTC (default today)")
 	fs.Int64Var(&cfg.Chunk, "chunk", synth.DefaultChunk, "events one INSERT ... SELECT writes")
 	appendTo := fs.Bool("append", false, "write even if the project already has events")
+	optimize := fs.Bool("optimize", false, "then merge the tables' parts, one per partition (OPTIMIZE ... FINAL on every project's rows; alone without --events)")
 	report := fs.Bool("report", false, "then report the project's data: counts by event, persons, table sizes, a timed 3-step funnel (alone without --events)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	reportOnly := *report && cfg.Events == 0 && cfg.Persons == 0 && cfg.Days == 0
+	reportOnly := (*report || *optimize) && cfg.Events == 0 && cfg.Persons == 0 && cfg.Days == 0
 	switch {
 	case reportOnly:
 		if cfg.Project < 1 {
-			return fmt.Errorf("%w: --report needs a positive --project", errUsage)
+			return fmt.Errorf("%w: --report and --optimize need a positive --project", errUsage)
 		}
 	case cfg.Project == 0 || cfg.Events == 0 || cfg.Persons == 0 || cfg.Days == 0:
 		return fmt.Errorf("%w: --project, --events, --persons and --days are required", errUsage)
@@ -100,11 +102,7 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log.Info("migrated", "clickhouse_applied", applied)
 	if reportOnly {
-		r, err := synth.ProjectReport(ctx, engine, cfg.Project)
-		if err != nil {
-			return err
-		}
-		return json.NewEncoder(stdout).Encode(r)
+		return afterLoad(ctx, engine, log, cfg.Project, *optimize, *report, stdout, map[string]any{"project": cfg.Project})
 	}
 	existing, err := synth.ProjectEvents(ctx, engine, cfg.Project)
 	if err != nil {
@@ -143,8 +141,22 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"events_per_second": int64(float64(st.Events) / secs),
 		"project_events":    existing + st.Events,
 	}
-	if *report {
-		r, err := synth.ProjectReport(ctx, engine, cfg.Project)
+	return afterLoad(ctx, engine, log, cfg.Project, *optimize, *report, stdout, out)
+}
+
+// afterLoad optimizes and reports as asked, adding to the summary out,
+// and prints it.
+func afterLoad(ctx context.Context, engine olap.Engine, log *slog.Logger, project int64, optimize, report bool, stdout io.Writer, out map[string]any) error {
+	if optimize {
+		log.Info("optimizing: merging every part of events, persons and person_distinct_id")
+		began := time.Now()
+		if err := synth.Optimize(ctx, engine); err != nil {
+			return err
+		}
+		out["optimize_seconds"] = roundMillis(time.Since(began).Seconds())
+	}
+	if report {
+		r, err := synth.ProjectReport(ctx, engine, project)
 		if err != nil {
 			return err
 		}

@@ -72,20 +72,24 @@ func TestLoadWritesOnceThenRefusesUnlessAppending(t *testing.T) {
 		t.Fatalf("--append summary %s, want project_events 6000", out)
 	}
 
-	code, out, errOut = runCmd(t, "", "load", "--data-dir", dir, "--chdb-lib", lib, "--log-level", "warn", "--project", "7", "--report")
+	code, out, errOut = runCmd(t, "", "load", "--data-dir", dir, "--chdb-lib", lib, "--log-level", "warn", "--project", "7", "--optimize", "--report")
 	if code != 0 {
-		t.Fatalf("--report: exit %d: %s", code, errOut)
+		t.Fatalf("--optimize --report: exit %d: %s", code, errOut)
 	}
-	var r synth.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("report is not one JSON object: %q", out)
+	var after struct {
+		OptimizeSeconds *float64 `json:"optimize_seconds"`
+		Report          synth.Report
 	}
+	if err := json.Unmarshal([]byte(out), &after); err != nil || after.OptimizeSeconds == nil {
+		t.Fatalf("output is not one JSON object with optimize_seconds and report: %q", out)
+	}
+	r := after.Report
 	var named int64
 	for _, c := range r.ByEvent {
 		named += c.Count
 	}
 	if r.Events != 6000 || named != 6000 || r.DistinctIDs != 40 || r.Persons < 1 || r.Persons > 40 ||
-		len(r.Funnel.Persons) != 3 || r.Funnel.Persons[0] != r.Persons || len(r.Tables) != 3 || r.Tables[0].BytesOnDisk == 0 {
+		len(r.Funnel.Persons) != 3 || r.Funnel.Persons[0] != r.Persons || len(r.Tables) != 3 || r.Tables[0].BytesOnDisk == 0 || r.Tables[0].Parts != 1 {
 		t.Fatalf("report %+v", r)
 	}
 }
