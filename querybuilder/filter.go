@@ -387,37 +387,39 @@ var materialized = map[string]string{
 	"$group_4":     "mat_group_4",
 }
 
-// personProperties is the column holding the current properties of an
-// event's person, given personJoin.
-const personProperties = "pp.properties"
+// personJoinMarker stands for the person join in SQL being built: the
+// join can be written only once every person property the statement
+// reads is known (personJoinSQL), so it is put in at the end.
+const personJoinMarker = "\x00person join\x00"
 
-// personJoin joins each event's person (resolved through
-// EventPersonJoin, which must come first) to that person's latest
-// properties, skipping deleted persons: filters and breakdowns on person
-// properties see the person as they are now, after every $set.
-const personJoin = `LEFT JOIN (
-    SELECT id, argMax(properties, version) AS properties
+// personJoinSQL joins each event's person (resolved through
+// EventPersonJoin, which must come first) to the person's current values
+// of the properties the statement reads, skipping deleted persons: filters
+// and breakdowns on person properties see the person as they are now,
+// after every $set. Only those values travel into the join's hash table,
+// not every person's whole properties document.
+func personJoinSQL(b *binder) string {
+	cols := []string{"id"}
+	for i, expr := range b.personCols {
+		cols = append(cols, fmt.Sprintf("argMax(%s, version) AS pp_%d", expr, i))
+	}
+	return `LEFT JOIN (
+    SELECT ` + strings.Join(cols, ",\n        ") + `
     FROM persons WHERE team_id = {team:Int64}
     GROUP BY id HAVING argMax(is_deleted, version) = 0
 ) AS pp ON pp.id = ` + EventPersonID
-
-// propertyJSON is the JSON text a condition of this type reads.
-func propertyJSON(typ string) string {
-	if typ == "person" {
-		return personProperties
-	}
-	return "e.properties"
 }
 
 // propertyText is a property as text: a string's value, the JSON text of
 // a number or boolean, the empty string when missing or null.
 func propertyText(typ, key string, b *binder) string {
-	if typ == "event" {
-		if col, ok := materialized[key]; ok {
-			return "e." + col
-		}
+	if typ == "person" {
+		return b.personColumn("JSONExtractString(properties, " + b.str(key) + ")")
 	}
-	return "JSONExtractString(" + propertyJSON(typ) + ", " + b.str(key) + ")"
+	if col, ok := materialized[key]; ok {
+		return "e." + col
+	}
+	return "JSONExtractString(e.properties, " + b.str(key) + ")"
 }
 
 // sql compiles the document to a boolean expression; "" means no
@@ -452,10 +454,16 @@ func (f *PropertyFilter) sql(b *binder) string {
 
 func (f *PropertyFilter) conditionSQL(b *binder) string {
 	switch f.Operator {
-	case "is_set":
-		return "JSONType(" + propertyJSON(f.Type) + ", " + b.str(f.Key) + ") != 'Null'"
-	case "is_not_set":
-		return "JSONType(" + propertyJSON(f.Type) + ", " + b.str(f.Key) + ") = 'Null'"
+	case "is_set", "is_not_set":
+		set := "JSONType(e.properties, " + b.str(f.Key) + ") != 'Null'"
+		if f.Type == "person" {
+			// A person without a row (or deleted) has nothing set.
+			set = b.personColumn("JSONType(properties, "+b.str(f.Key)+") != 'Null'") + " = 1"
+		}
+		if f.Operator == "is_not_set" {
+			return "NOT (" + set + ")"
+		}
+		return set
 	}
 	x := propertyText(f.Type, f.Key, b)
 	switch f.Operator {

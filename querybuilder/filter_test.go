@@ -20,6 +20,9 @@ func parseDoc(t *testing.T, doc string) (*PropertyFilter, error) {
 func compile(f *PropertyFilter) string {
 	b := newBinder()
 	s := f.sql(b)
+	for i := len(b.personCols) - 1; i >= 0; i-- {
+		s = strings.ReplaceAll(s, fmt.Sprintf("pp.pp_%d", i), "person["+b.personCols[i]+"]")
+	}
 	for name, v := range b.params {
 		s = strings.ReplaceAll(s, "{"+name+":", fmt.Sprintf("{%v:", v))
 	}
@@ -31,7 +34,7 @@ func TestPropertyDocumentForms(t *testing.T) {
 		name, doc, want string
 	}{
 		{"a list is ANDed", `[{"key": "$browser", "value": "Chrome"}, {"key": "plan", "value": "pro", "type": "person"}]`,
-			"(e.mat_browser = {Chrome:String} AND JSONExtractString(pp.properties, {plan:String}) = {pro:String})"},
+			"(e.mat_browser = {Chrome:String} AND person[JSONExtractString(properties, {plan:String})] = {pro:String})"},
 		{"a group nests", `{"type": "OR", "values": [{"type": "AND", "values": [{"key": "a", "value": 1}, {"key": "b", "value": true}]}, {"key": "c", "operator": "is_set"}]}`,
 			"((JSONExtractString(e.properties, {a:String}) = {1:String} AND JSONExtractString(e.properties, {b:String}) = {true:String}) OR JSONType(e.properties, {c:String}) != 'Null')"},
 		{"the oldest form is an object of exact matches", `{"$os": "Mac", "$current_url__icontains": "docs"}`,
@@ -79,7 +82,7 @@ func TestEveryOperatorCompiles(t *testing.T) {
 		{`{"key": "a", "value": -1, "operator": "lt"}`, "ifNull(toFloat64OrNull(JSONExtractString(e.properties, {a:String})) < {-1:Float64}, 0)"},
 		{`{"key": "a", "value": 0, "operator": "lte"}`, "ifNull(toFloat64OrNull(JSONExtractString(e.properties, {a:String})) <= {0:Float64}, 0)"},
 		{`{"key": "a", "operator": "is_set"}`, "JSONType(e.properties, {a:String}) != 'Null'"},
-		{`{"key": "a", "operator": "is_not_set", "type": "person"}`, "JSONType(pp.properties, {a:String}) = 'Null'"},
+		{`{"key": "a", "operator": "is_not_set", "type": "person"}`, "NOT (person[JSONType(properties, {a:String}) != 'Null'] = 1)"},
 		{`{"key": "a", "value": "2026-01-05", "operator": "is_date_before"}`,
 			"ifNull(parseDateTime64BestEffortOrNull(JSONExtractString(e.properties, {a:String}), 6, {tz:String}) < {2026-01-05 05:00:00 +0000 UTC:DateTime64(6, 'UTC')}, 0)"},
 		{`{"key": "a", "value": "-7d", "operator": "is_date_after"}`,

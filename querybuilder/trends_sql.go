@@ -35,6 +35,7 @@ func BuildTrends(q *TrendsQuery) (Statement, error) {
 		parts[i] = tb.series(i, e)
 	}
 	sql := "SELECT " + strings.Join(trendsColumns, ", ") + "\nFROM (\n" + indent(strings.Join(parts, "\nUNION ALL\n")) + "\n)"
+	sql = insertPersonJoin(sql, tb.b)
 	return Statement{SQL: sql, Params: tb.b.params}, nil
 }
 
@@ -122,7 +123,7 @@ func (tb *trendsBuilder) source(e Entity) source {
 		s.from += "\n" + EventPersonJoin
 	}
 	if persons {
-		s.from += "\n" + personJoin
+		s.from += "\n" + personJoinMarker
 		s.filterFrom = s.from
 	}
 	s.where = []string{"e.team_id = {team:Int64}"}
@@ -318,6 +319,22 @@ func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, s source) strin
 	outer := append(group[:len(group)-1:len(group)-1], "breakdown")
 	return "SELECT " + idx + " AS series, " + period + " AS period, " + fold + " AS breakdown, " + bucketOut + " AS bucket, " + value +
 		" AS value\nFROM (\n" + indent(ranked) + "\n)" + groupBy(outer)
+}
+
+// insertPersonJoin writes the person join where the marker stands, at
+// the marker's indentation.
+func insertPersonJoin(sql string, b *binder) string {
+	if !strings.Contains(sql, personJoinMarker) {
+		return sql
+	}
+	join := personJoinSQL(b)
+	lines := strings.Split(sql, "\n")
+	for i, l := range lines {
+		if k := strings.Index(l, personJoinMarker); k >= 0 {
+			lines[i] = l[:k] + strings.ReplaceAll(join, "\n", "\n"+l[:k])
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // groupBy is a GROUP BY clause, or nothing for no keys (one row).

@@ -3,15 +3,16 @@ FROM (
     SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExact(actor)) AS value
     FROM (
         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-            if(if(empty(JSONExtractString(pp.properties, {p1:String})), {breakdown_null:String}, JSONExtractString(pp.properties, {p1:String})) IN (
-                SELECT if(empty(JSONExtractString(pp.properties, {p1:String})), {breakdown_null:String}, JSONExtractString(pp.properties, {p1:String})) AS breakdown_value
+            if(if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) IN (
+                SELECT if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) AS breakdown_value
                 FROM events AS e
                 LEFT JOIN (
                     SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
                     FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
                 ) AS po ON e.person_id = po.old_person_id
                 LEFT JOIN (
-                    SELECT id, argMax(properties, version) AS properties
+                    SELECT id,
+                        argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
                     FROM persons WHERE team_id = {team:Int64}
                     GROUP BY id HAVING argMax(is_deleted, version) = 0
                 ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
@@ -21,7 +22,7 @@ FROM (
                 GROUP BY breakdown_value
                 ORDER BY count() DESC, breakdown_value
                 LIMIT {breakdown_limit:UInt32}
-            ), if(empty(JSONExtractString(pp.properties, {p1:String})), {breakdown_null:String}, JSONExtractString(pp.properties, {p1:String})), {breakdown_other:String}) AS breakdown,
+            ), if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0), {breakdown_other:String}) AS breakdown,
             if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
         FROM events AS e
         LEFT JOIN (
@@ -29,7 +30,8 @@ FROM (
             FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
         ) AS po ON e.person_id = po.old_person_id
         LEFT JOIN (
-            SELECT id, argMax(properties, version) AS properties
+            SELECT id,
+                argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
             FROM persons WHERE team_id = {team:Int64}
             GROUP BY id HAVING argMax(is_deleted, version) = 0
         ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)

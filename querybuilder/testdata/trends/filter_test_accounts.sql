@@ -9,13 +9,14 @@ FROM (
             FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
         ) AS po ON e.person_id = po.old_person_id
         LEFT JOIN (
-            SELECT id, argMax(properties, version) AS properties
+            SELECT id,
+                argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
             FROM persons WHERE team_id = {team:Int64}
             GROUP BY id HAVING argMax(is_deleted, version) = 0
         ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
-          AND positionCaseInsensitiveUTF8(JSONExtractString(pp.properties, {p1:String}), {p2:String}) = 0
+          AND positionCaseInsensitiveUTF8(pp.pp_0, {p2:String}) = 0
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
     GROUP BY ts_bucket

@@ -6,7 +6,7 @@ FROM (
         FROM events AS e
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
-          AND JSONType(e.properties, {p1:String}) = 'Null'
+          AND NOT (JSONType(e.properties, {p1:String}) != 'Null')
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
     GROUP BY ts_bucket
