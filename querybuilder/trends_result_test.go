@@ -188,6 +188,80 @@ func TestTrendsResults(t *testing.T) {
 		})
 	}
 
+	t.Run("active users follow their windows per week, month and hour, and under compare", func(t *testing.T) {
+		// Persons with a $pageview on one of the `window` local days ending on `last`.
+		activeDays := func(last string, window int) float64 {
+			end, _ := time.Parse("2006-01-02", last)
+			seen := map[string]bool{}
+			for _, e := range fixtureEvents {
+				d, _ := time.Parse("2006-01-02", localDay(e.at))
+				if e.event == "$pageview" && !d.After(end) && d.After(end.AddDate(0, 0, -window)) {
+					seen[person(e.id)] = true
+				}
+			}
+			return float64(len(seen))
+		}
+		s := one(t, f.run(t, `{"events": [{"id": "$pageview", "math": "weekly_active"}], "interval": "week", "date_from": "2026-03-01", "date_to": "2026-03-14"}`, 0))
+		wantSeries(t, s, "$pageview", []string{"2026-03-01", "2026-03-08"}, []float64{activeDays("2026-03-07", 7), activeDays("2026-03-14", 7)})
+		s = one(t, f.run(t, `{"events": [{"id": "$pageview", "math": "monthly_active"}], "interval": "month", "date_from": "2026-02-01", "date_to": "2026-03-31"}`, 0))
+		wantSeries(t, s, "$pageview", []string{"2026-02-01", "2026-03-01"}, []float64{activeDays("2026-02-28", 30), activeDays("2026-03-31", 30)})
+
+		// Hourly: persons with an event in the 168 hours up to each hour's end.
+		s = one(t, f.run(t, `{"events": [{"id": "$pageview", "math": "weekly_active"}], "interval": "hour", "date_from": "2026-03-08", "date_to": "2026-03-08"}`, 0))
+		want := make([]float64, 23)
+		for h := range want {
+			start := at(3, 8, 0, 0).Add(time.Duration(h) * time.Hour)
+			seen := map[string]bool{}
+			for _, e := range fixtureEvents {
+				if u := e.at.Truncate(time.Hour); e.event == "$pageview" && !u.After(start) && u.After(start.Add(-168*time.Hour)) {
+					seen[person(e.id)] = true
+				}
+			}
+			want[h] = float64(len(seen))
+		}
+		if !sameNumbers(s.Data, want) {
+			t.Fatalf("hourly: %v, want %v", s.Data, want)
+		}
+
+		// By browser: the window counts a person under each browser they used in it.
+		res := f.run(t, `{"events": [{"id": "$pageview", "math": "weekly_active"}], "breakdown": "$browser", `+march+`}`, 0)
+		if len(res) != 6 {
+			t.Fatalf("%d browser series", len(res))
+		}
+		for _, s := range res {
+			v := *s.BreakdownValue
+			want := make([]float64, len(ds))
+			for k, d := range ds {
+				end, _ := time.Parse("2006-01-02", d)
+				seen := map[string]bool{}
+				for _, e := range fixtureEvents {
+					b := propString(e, "$browser")
+					if b == "" {
+						b = querybuilder.BreakdownNull
+					}
+					day, _ := time.Parse("2006-01-02", localDay(e.at))
+					if e.event == "$pageview" && b == v && !day.After(end) && day.After(end.AddDate(0, 0, -7)) {
+						seen[person(e.id)] = true
+					}
+				}
+				want[k] = float64(len(seen))
+			}
+			wantSeries(t, s, "$pageview - "+v, ds, want)
+		}
+
+		res = f.run(t, `{"events": [{"id": "$pageview", "math": "weekly_active"}], "compare": true, "date_from": "2026-03-09", "date_to": "2026-03-12"}`, 0)
+		if len(res) != 2 {
+			t.Fatalf("%d series", len(res))
+		}
+		for i, ds := range [][]string{days("2026-03-09", "2026-03-12"), days("2026-03-05", "2026-03-08")} {
+			want := make([]float64, len(ds))
+			for k, d := range ds {
+				want[k] = activeDays(d, 7)
+			}
+			wantSeries(t, res[i], "$pageview", ds, want)
+		}
+	})
+
 	t.Run("a breakdown keeps the top values by volume and folds the rest into other", func(t *testing.T) {
 		browser := func(e fev) string {
 			if b := propString(e, "$browser"); b != "" {

@@ -43,7 +43,7 @@ func ShapeTrends(q *TrendsQuery, rows [][]any) ([]TrendSeries, error) {
 	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() {
 		return nil, fmt.Errorf("querybuilder: ShapeTrends needs a request that ParseTrends validated")
 	}
-	values := make(map[cell]float64, len(rows))
+	sh := &shaper{q: q, values: make(map[cell]float64, len(rows)), deltas: map[int]map[string]*activeDeltas{}, periods: []DateRange{q.Range}}
 	for n, r := range rows {
 		if len(r) != len(trendsColumns) {
 			return nil, fmt.Errorf("trends row %d: %d columns, want %d", n, len(r), len(trendsColumns))
@@ -56,9 +56,12 @@ func ShapeTrends(q *TrendsQuery, rows [][]any) ([]TrendSeries, error) {
 		if err1 != nil || err2 != nil || err3 != nil || !ok1 || !ok2 || s < 0 || s >= len(q.Series) || p < 0 || p > 1 {
 			return nil, fmt.Errorf("trends row %d: unexpected values %v", n, r)
 		}
-		values[cell{s, p, bd, bk}] += v
+		if _, active := activeMath[q.Series[s].Math]; active && q.timeSeries() {
+			sh.delta(s, bd).add(bk, v)
+			continue
+		}
+		sh.values[cell{s, p, bd, bk}] += v
 	}
-	sh := &shaper{q: q, values: values, periods: []DateRange{q.Range}}
 	if q.Compare {
 		sh.periods = append(sh.periods, q.Range.previous())
 	}
@@ -69,10 +72,72 @@ func ShapeTrends(q *TrendsQuery, rows [][]any) ([]TrendSeries, error) {
 }
 
 type shaper struct {
-	q       *TrendsQuery
-	values  map[cell]float64
+	q      *TrendsQuery
+	values map[cell]float64
+	// deltas hold the active-users series (by series, then breakdown
+	// value): changes in the number of active actors per unit.
+	deltas  map[int]map[string]*activeDeltas
 	periods []DateRange
 	buckets [][]Bucket
+}
+
+func (sh *shaper) delta(series int, bd string) *activeDeltas {
+	m := sh.deltas[series]
+	if m == nil {
+		m = map[string]*activeDeltas{}
+		sh.deltas[series] = m
+	}
+	d := m[bd]
+	if d == nil {
+		d = &activeDeltas{}
+		m[bd] = d
+	}
+	return d
+}
+
+// activeDeltas are the changes in active actors at unit keys (local
+// dates, or UTC hour starts: both sort as time does); the number active
+// at a unit is the sum of the changes up to it.
+type activeDeltas struct {
+	keys   []string
+	values []float64
+	sums   []float64 // sums[n]: the first n changes, in key order
+}
+
+func (d *activeDeltas) add(key string, v float64) {
+	d.keys = append(d.keys, key)
+	d.values = append(d.values, v)
+	d.sums = nil
+}
+
+// at is the number active at unit key.
+func (d *activeDeltas) at(key string) float64 {
+	if d.sums == nil {
+		idx := make([]int, len(d.keys))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.Slice(idx, func(a, b int) bool { return d.keys[idx[a]] < d.keys[idx[b]] })
+		keys := make([]string, len(idx))
+		d.sums = make([]float64, len(idx)+1)
+		for n, i := range idx {
+			keys[n] = d.keys[i]
+			d.sums[n+1] = d.sums[n] + d.values[i]
+		}
+		d.keys = keys
+	}
+	n := sort.Search(len(d.keys), func(i int) bool { return d.keys[i] > key })
+	return d.sums[n]
+}
+
+// lastUnit is the key of a bucket's last unit: the bucket itself for
+// hours and days, the last day of a week or month.
+func (sh *shaper) lastUnit(b Bucket) string {
+	switch sh.q.Interval {
+	case IntervalHour, IntervalDay:
+		return b.Key
+	}
+	return addDays(b.End.In(sh.q.clock.loc), -1).Format("2006-01-02")
 }
 
 // raw is one series' numbers before display transforms.
@@ -87,10 +152,48 @@ func (sh *shaper) raw(series, period int, bd string) raw {
 	}
 	bs := sh.buckets[period]
 	r := raw{data: make([]float64, len(bs))}
+	if _, active := activeMath[sh.q.Series[series].Math]; active {
+		if d := sh.deltas[series][bd]; d != nil {
+			for k, b := range bs {
+				r.data[k] = d.at(sh.lastUnit(b))
+			}
+		}
+		return r
+	}
 	for k, b := range bs {
 		r.data[k] = sh.values[cell{series, period, bd, b.Key}]
 	}
 	return r
+}
+
+func (r raw) volume() float64 {
+	if r.data == nil {
+		return r.agg
+	}
+	var sum float64
+	for _, v := range r.data {
+		sum += v
+	}
+	return sum
+}
+
+// has reports whether any of the series has rows for the value.
+func (sh *shaper) has(series []int, bd string) bool {
+	for _, s := range series {
+		if sh.deltas[s][bd] != nil {
+			return true
+		}
+	}
+	for c := range sh.values {
+		if c.breakdown == bd {
+			for _, s := range series {
+				if c.series == s {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // breakdownValues lists a series' breakdown values: by volume in the
@@ -99,16 +202,26 @@ func (sh *shaper) breakdownValues(series []int) []string {
 	if sh.q.Breakdown == nil {
 		return []string{""}
 	}
+	seen := map[string]bool{}
+	for c := range sh.values {
+		seen[c.breakdown] = true
+	}
+	for _, m := range sh.deltas {
+		for bd := range m {
+			seen[bd] = true
+		}
+	}
 	volume := map[string][2]float64{}
-	for c, v := range sh.values {
-		for _, s := range series {
-			if c.series == s {
-				x := volume[c.breakdown]
-				if sh.q.timeSeries() || c.bucket == "" {
-					x[c.period] += v
-				}
-				volume[c.breakdown] = x
+	for bd := range seen {
+		var v [2]float64
+		for p := range sh.periods {
+			for _, s := range series {
+				v[p] += sh.raw(s, p, bd).volume()
 			}
+		}
+		// A value of another series only: not one of these series'.
+		if v[0] != 0 || v[1] != 0 || sh.has(series, bd) {
+			volume[bd] = v
 		}
 	}
 	out := make([]string, 0, len(volume))

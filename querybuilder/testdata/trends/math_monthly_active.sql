@@ -1,13 +1,14 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, 0 AS period, breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExact(actor)) AS value
+    SELECT 0 AS series, 0 AS period, '' AS breakdown, toString(t) AS bucket, toFloat64(sum(delta)) AS value
     FROM (
-        SELECT breakdown, actor, end_unit, end_unit AS ts_bucket
+        SELECT arrayJoin(arrayConcat(arrayMap(x -> (x, toInt8(1)), starts), arrayMap(x -> (x + 30, toInt8(-1)), lasts))) AS edge, edge.1 AS t, edge.2 AS delta
         FROM (
-            SELECT breakdown, actor, arrayJoin(arrayMap(i -> addDays(u, i), range(30))) AS end_unit
+            SELECT actor, arraySort(groupArray(u)) AS us,
+                arrayFilter((x, i) -> i = 1 OR x - us[i - 1] >= 30, us, arrayEnumerate(us)) AS starts,
+                arrayFilter((x, i) -> i = length(us) OR us[i + 1] - x >= 30, us, arrayEnumerate(us)) AS lasts
             FROM (
                 SELECT DISTINCT toDate(e.timestamp, {tz:String}) AS u,
-                    '' AS breakdown,
                     if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
                 FROM events AS e
                 LEFT JOIN (
@@ -18,16 +19,14 @@ FROM (
                   AND e.event = {p0:String}
                   AND e.timestamp >= {active_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
             )
+            GROUP BY actor
         )
     )
-    WHERE ts_bucket >= toDate({p1:String}) AND ts_bucket <= toDate({p2:String})
-    GROUP BY period, breakdown, ts_bucket
+    GROUP BY t
 )
 -- active_from = time.Date(2026, time.January, 29, 23, 0, 0, 0, time.UTC)
 -- date_from = time.Date(2026, time.February, 28, 23, 0, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 7, 22, 59, 59, 999999000, time.UTC)
 -- p0 = "$pageview"
--- p1 = "2026-03-01"
--- p2 = "2026-03-07"
 -- team = 42
 -- tz = "Europe/Berlin"
