@@ -13,6 +13,7 @@ import (
 
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/chdb"
+	"github.com/insightd/insightd/querybuilder"
 )
 
 func (f *fixture) trend(projectID int64) string {
@@ -182,4 +183,69 @@ func TestAnalysisEngineErrorsHaveTheirStatuses(t *testing.T) {
 			t.Errorf("code %d: status %d, want %d", code, got, status)
 		}
 	}
+}
+
+// slowEngine runs every trend statement as a long computation that keeps
+// the statement's SETTINGS and runs under the caller's context (and so
+// its query id), to show what the handler asks of the engine when an
+// analysis runs long.
+type slowEngine struct{ olap.Engine }
+
+func (e slowEngine) Query(ctx context.Context, stmt querybuilder.Statement) (*olap.Rows, error) {
+	if strings.Contains(stmt.SQL, "FROM events AS e") {
+		settings := ""
+		if i := strings.Index(stmt.SQL, "\nSETTINGS "); i >= 0 {
+			settings = stmt.SQL[i:]
+		}
+		stmt = querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))" + settings}
+	}
+	return e.Engine.Query(ctx, stmt)
+}
+
+func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
+	f := newFixture(t)
+	f.s.engine = slowEngine{engine}
+	key, team := f.a.PersonalAPIKey, f.a.ProjectID
+
+	t.Run("insights/cancel with the client_query_id stops the trend: 499", func(t *testing.T) {
+		done := make(chan int, 1)
+		go func() {
+			// send, not call: call may stop the test, which only the test's goroutine may do.
+			done <- send(t, f, "POST", f.trend(team), key, `{"events": [{"id": "$pageview"}], "client_query_id": "slow-trend-1"}`).Code
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, out := call(t, f.h, "POST", f.insights(team)+"cancel/", key, map[string]any{"client_query_id": "slow-trend-1"})
+			if st != 201 {
+				t.Fatalf("cancel: %d %v", st, out)
+			}
+			if out["cancelled"] == true {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the trend never ran under its client_query_id")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		select {
+		case st := <-done:
+			if st != 499 {
+				t.Fatalf("the cancelled trend answered %d", st)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled trend still runs")
+		}
+	})
+	t.Run("a trend past max_execution_time answers 504", func(t *testing.T) {
+		defer func(l querybuilder.Limits) { analysisLimits = l }(analysisLimits)
+		analysisLimits.MaxExecutionTime = 1
+		start := time.Now()
+		st, out := call(t, f.h, "POST", f.trend(team), key, map[string]any{"events": []any{map[string]any{"id": "$pageview"}}})
+		if st != 504 || out["code"] != "query_timeout" {
+			t.Fatalf("%d %v", st, out)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Fatalf("answered after %s", d)
+		}
+	})
 }
