@@ -256,6 +256,10 @@ type DateRange struct {
 	From, To time.Time
 	Interval Interval
 	clock    clock
+	// compareUnit and compareN move the compared period back by
+	// compare_to (-1w: 'w' and 1) instead of by the range's own length.
+	compareUnit byte
+	compareN    int
 }
 
 // resolveRange evaluates date_from and date_to (empty means the defaults
@@ -374,11 +378,27 @@ func (r DateRange) Buckets() []Bucket {
 	return out
 }
 
-// previous is the period of equal length just before r, for compare: the
-// same number of buckets, n intervals earlier on the project's calendar.
+// previous is the period compare shows beside r: the same number of
+// buckets, by default the n intervals just before r on the project's
+// calendar, with compare_to the ones starting that much earlier.
 func (r DateRange) previous() DateRange {
 	n := r.count()
 	p := r
+	if r.compareUnit != 0 {
+		// compare_to: the same number of buckets from the shifted start.
+		from := r.clock.shift(r.From, r.compareUnit, -r.compareN)
+		if r.Interval == IntervalHour {
+			p.From, p.To = from, from.Add(r.To.Sub(r.From))
+			return p
+		}
+		p.From = r.clock.startOf(r.Interval.unit(), from)
+		end := p.From
+		for i := 0; i < n; i++ {
+			end = r.clock.next(r.Interval.unit(), end)
+		}
+		p.To = end.Add(-time.Microsecond)
+		return p
+	}
 	if r.Interval == IntervalHour {
 		p.From = r.From.Add(-time.Duration(n) * time.Hour)
 		p.To = r.To.Add(-time.Duration(n) * time.Hour)

@@ -1,6 +1,7 @@
 package querybuilder
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -249,6 +250,32 @@ func TestPreviousPeriodHasTheSameBuckets(t *testing.T) {
 		t.Run(tc.iv.String()+" "+tc.from, func(t *testing.T) {
 			p := rangeOf(t, c, tc.from, tc.to, tc.iv, time.Time{}).previous()
 			if got := keys(p.Buckets(), day); strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("previous %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompareToStartsThePreviousPeriodThatMuchEarlier(t *testing.T) {
+	c := clock{now: testNow, loc: newYork, weekStart: time.Monday}
+	day := func(b Bucket) string { return b.Key }
+	cases := []struct {
+		from, to string
+		iv       Interval
+		unit     byte
+		n        int
+		want     []string
+	}{
+		{"2026-03-09", "2026-03-12", IntervalDay, 'w', 1, []string{"2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05"}},
+		{"2026-03-01", "2026-03-31", IntervalMonth, 'y', 1, []string{"2025-03-01"}},
+		{"2026-03-04", "2026-03-17", IntervalWeek, 'm', 1, []string{"2026-02-02", "2026-02-09", "2026-02-16"}},
+		{"-2h", "", IntervalHour, 'd', 1, []string{"2026-03-09 13:00:00", "2026-03-09 14:00:00", "2026-03-09 15:00:00"}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %s -%d%c", tc.iv, tc.from, tc.n, tc.unit), func(t *testing.T) {
+			r := rangeOf(t, c, tc.from, tc.to, tc.iv, time.Time{})
+			r.compareUnit, r.compareN = tc.unit, tc.n
+			if got := keys(r.previous().Buckets(), day); strings.Join(got, ",") != strings.Join(tc.want, ",") {
 				t.Fatalf("previous %v, want %v", got, tc.want)
 			}
 		})

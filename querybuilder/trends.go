@@ -3,6 +3,8 @@ package querybuilder
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,9 +30,11 @@ type TrendsQuery struct {
 	Range            DateRange
 
 	Breakdown *Breakdown
-	// Compare adds each series for the period of equal length before.
-	Compare bool
-	Display string
+	// Compare adds each series for the period of equal length before,
+	// or starting CompareTo (a relative date such as -1w) earlier.
+	Compare   bool
+	CompareTo string
+	Display   string
 	// Formula combines the series (A, B, ...); empty for none.
 	Formula string
 	// AggregationGroupTypeIndex > 0 makes actors the events' $group_N
@@ -49,6 +53,10 @@ const (
 	maxGroupTypeIndex     = 4
 	trendsDisplayExpected = "ActionsLineGraph, ActionsLineGraphCumulative, ActionsBar, ActionsTable, ActionsPie, ActionsBarValue, WorldMap, BoldNumber"
 )
+
+// compareTo is compare_to's grammar: how far back the compared period
+// starts.
+var compareTo = regexp.MustCompile(`^-?([0-9]{1,4})([hdwmqy])$`)
 
 // displays maps each display to whether it is a time series; the others
 // answer one aggregated_value over the whole range.
@@ -126,6 +134,7 @@ func ParseTrends(p Params, project Project, now time.Time) (*TrendsQuery, error)
 	}
 	q.Breakdown = parseBreakdown(p, trendsBreakdownLimit, pr)
 	q.Compare = p.boolean("compare", pr)
+	q.CompareTo, _ = p.str("compare_to", pr)
 	if s, ok := p.str("display", pr); ok && s != "" {
 		q.Display = s
 	}
@@ -168,6 +177,18 @@ func (q *TrendsQuery) Validate() error {
 	}
 	if r, ok := resolveRange(q.clock, q.DateFrom, q.DateTo, q.Interval, q.Project.FirstEvent, pr); ok {
 		q.Range = r
+	}
+	if q.Compare && strings.TrimSpace(q.CompareTo) != "" {
+		m := compareTo.FindStringSubmatch(strings.TrimSpace(q.CompareTo))
+		n := 0
+		if m != nil {
+			n, _ = strconv.Atoi(m[1]) // at most four digits
+		}
+		if n == 0 {
+			pr.add("compare_to", "compare_to must be a relative date -N followed by h, d, w, m, q or y (such as -1w or -1y), N at least 1; got %q", q.CompareTo)
+		} else {
+			q.Range.compareUnit, q.Range.compareN = m[2][0], n
+		}
 	}
 	return pr.err()
 }

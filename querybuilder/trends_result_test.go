@@ -414,6 +414,12 @@ func TestTrendsResults(t *testing.T) {
 		if strings.Join(res[1].Labels, ",") != "day 0,day 1,day 2,day 3" {
 			t.Errorf("labels %v", res[1].Labels)
 		}
+		res = f.run(t, `{"events": [{"id": "$pageview"}], "compare": true, "compare_to": "-1w", "date_from": "2026-03-09", "date_to": "2026-03-12"}`, 0)
+		weekBefore := days("2026-03-02", "2026-03-05")
+		if len(res) != 2 {
+			t.Fatalf("compare_to: %d series", len(res))
+		}
+		wantSeries(t, res[1], "$pageview", weekBefore, perDay(weekBefore, count))
 	})
 
 	t.Run("formulas combine the series bucket by bucket, dividing by zero as 0", func(t *testing.T) {

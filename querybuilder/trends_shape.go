@@ -385,6 +385,9 @@ func (q *TrendsQuery) filterJSON(r DateRange) map[string]any {
 	if q.formula != nil {
 		m["formula"] = q.Formula
 	}
+	if q.Range.compareUnit != 0 {
+		m["compare_to"] = q.CompareTo
+	}
 	if q.AggregationGroupTypeIndex > 0 {
 		m["aggregation_group_type_index"] = q.AggregationGroupTypeIndex
 	}

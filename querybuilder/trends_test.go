@@ -66,6 +66,8 @@ func TestTrendsValidationNamesEveryBadParameter(t *testing.T) {
 		{"the project's bad timezone", `{"events": [{"id": "x"}]}`, Project{Timezone: "Mars/Olympus"}, []string{"timezone"}},
 		{"several problems at once", `{"events": [{"id": "x", "math": "nope"}], "interval": "year", "display": "x", "compare": "maybe"}`,
 			Project{}, []string{"compare", "display", "events", "interval"}},
+		{"a bad compare_to", `{"events": [{"id": "x"}], "compare": true, "compare_to": "last year"}`, Project{}, []string{"compare_to"}},
+		{"a zero compare_to", `{"events": [{"id": "x"}], "compare": true, "compare_to": "-0d"}`, Project{}, []string{"compare_to"}},
 		{"a bad entity field", `{"events": [{"id": "x", "order": "first"}]}`, Project{}, []string{"events"}},
 	}
 	for _, tc := range cases {
