@@ -2,6 +2,7 @@ package querybuilder
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -154,8 +155,17 @@ func (p *formulaParser) factor(depth int) (*formula, error) {
 }
 
 // eval computes the formula with value(i) for series i; division by zero
-// gives 0, as analytics.md says.
+// gives 0, as analytics.md says, and so does a result too large for a
+// float (JSON has no infinity).
 func (f *formula) eval(value func(int) float64) float64 {
+	v := f.calc(value)
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+func (f *formula) calc(value func(int) float64) float64 {
 	switch f.op {
 	case 0:
 		if f.series >= 0 {
@@ -163,9 +173,9 @@ func (f *formula) eval(value func(int) float64) float64 {
 		}
 		return f.num
 	case 'n':
-		return -f.left.eval(value)
+		return -f.left.calc(value)
 	}
-	a, b := f.left.eval(value), f.right.eval(value)
+	a, b := f.left.calc(value), f.right.calc(value)
 	switch f.op {
 	case '+':
 		return a + b

@@ -2,6 +2,7 @@ package querybuilder
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -311,7 +312,7 @@ func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd s
 		s.CompareLabel = [2]string{"current", "previous"}[p]
 	}
 	if !q.timeSeries() {
-		v := r.agg
+		v := finite(r.agg)
 		s.AggregatedValue = &v
 		if e != nil {
 			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(*e, bd, sh.periods[p].From, sh.periods[p].To))
@@ -326,7 +327,7 @@ func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd s
 			running += v
 			v = running
 		}
-		s.Data = append(s.Data, v)
+		s.Data = append(s.Data, finite(v))
 		s.Days = append(s.Days, b.Day)
 		if q.Compare {
 			s.Labels = append(s.Labels, q.Interval.String()+" "+strconv.Itoa(k))
@@ -337,7 +338,18 @@ func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd s
 			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(*e, bd, b.Start, b.End.Add(-time.Microsecond)))
 		}
 	}
+	s.Count = finite(s.Count)
 	return s
+}
+
+// finite keeps a sum past float64's range (only reachable with absurd
+// property values) from making the result unencodable: JSON has no
+// infinity.
+func finite(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0
+	}
+	return v
 }
 
 // personsURL is where PostHog clients fetch the persons behind a point.

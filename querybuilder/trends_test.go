@@ -97,3 +97,46 @@ func TestTestAccountFiltersApplyOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("%v %+v", err, q.TestAccounts)
 	}
 }
+
+func TestShapeTrends(t *testing.T) {
+	q, err := parseTrends(t, `{"events": [{"id": "a"}, {"id": "b"}], "date_from": "2026-03-08", "date_to": "2026-03-10", "formula": "A * B", "display": "ActionsLineGraphCumulative"}`, Project{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("rows that are not the statement's are an error, not a panic", func(t *testing.T) {
+		for _, rows := range [][][]any{
+			{{uint64(0), uint64(0), "", "2026-03-08"}},
+			{{uint64(2), uint64(0), "", "2026-03-08", 1.0}},
+			{{uint64(0), uint64(2), "", "2026-03-08", 1.0}},
+			{{"0", uint64(0), "", "2026-03-08", 1.0}},
+			{{uint64(0), uint64(0), 7, "2026-03-08", 1.0}},
+			{{uint64(0), uint64(0), "", "2026-03-08", "x"}},
+		} {
+			if _, err := ShapeTrends(q, rows); err == nil {
+				t.Errorf("%v accepted", rows)
+			}
+		}
+	})
+	t.Run("numbers past float64 still encode", func(t *testing.T) {
+		res, err := ShapeTrends(q, [][]any{{uint64(0), uint64(0), "", "2026-03-08", 1e308}, {uint64(0), uint64(0), "", "2026-03-09", 1e308},
+			{uint64(1), uint64(0), "", "2026-03-08", 1e308}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || res[0].Label != "Formula (A * B)" || res[0].Action != nil {
+			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("rows of a bucket outside the range are ignored", func(t *testing.T) {
+		res, err := ShapeTrends(q, [][]any{{uint64(0), uint64(0), "", "1999-01-01", 5.0}, {uint64(1), uint64(0), "", "2026-03-09", 2.0}, {uint64(0), uint64(0), "", "2026-03-09", 3.0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res[0].Data; len(got) != 3 || got[0] != 0 || got[1] != 6 || got[2] != 6 || res[0].Count != 6 {
+			t.Fatalf("data %v count %v", got, res[0].Count)
+		}
+	})
+}
