@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,13 +41,14 @@ func (s *Server) analyticsRoutes(api *gin.RouterGroup) {
 	g.POST("/trend", read, s.trend)
 }
 
-// analysisEnvelope is every analysis' answer.
+// analysisEnvelope is every analysis' answer. LastRefresh is null only
+// for refresh=force_cache with nothing cached.
 type analysisEnvelope struct {
-	Result      any            `json:"result"`
-	IsCached    bool           `json:"is_cached"`
-	LastRefresh time.Time      `json:"last_refresh"`
-	Timezone    string         `json:"timezone"`
-	Debug       *analysisDebug `json:"debug,omitempty"`
+	Result      json.RawMessage `json:"result"`
+	IsCached    bool            `json:"is_cached"`
+	LastRefresh *time.Time      `json:"last_refresh"`
+	Timezone    string          `json:"timezone"`
+	Debug       *analysisDebug  `json:"debug,omitempty"`
 }
 
 // analysisDebug is what debug=true adds: the statement as the engine ran
@@ -71,42 +73,86 @@ func (s *Server) trend(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	project, err := s.analysisProject(c, p, params)
+	a, err := s.prepareTrends(c.Request.Context(), p, params)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	now := time.Now()
-	q, err := querybuilder.ParseTrends(params, project, now)
+	r, err := s.analysisResult(c.Request.Context(), a.pol, analysisRefreshMode(refreshParam(c, params)), s.runTrends(a, queryID))
 	if err != nil {
-		writeError(c, validationError(err))
+		writeError(c, err)
 		return
+	}
+	env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.q.Location().String()}
+	if r != nil {
+		at := r.ComputedAt.UTC()
+		env.Result, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
+	}
+	if wantsCSV(c) {
+		renderTrendCSV(c, env.Result)
+		return
+	}
+	if debugRequested(c, params) {
+		env.Debug = &analysisDebug{SQL: a.stmt.SQL, Params: a.stmt.Params}
+	}
+	c.JSON(http.StatusOK, env)
+}
+
+// trendsAnalysis is a trends request ready to answer: the validated query,
+// its statement and how its result is cached.
+type trendsAnalysis struct {
+	q    *querybuilder.TrendsQuery
+	stmt querybuilder.Statement
+	pol  cachePolicy
+}
+
+// prepareTrends parses and builds a trends request of project p; invalid
+// parameters are a 400 naming the parameter.
+func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params querybuilder.Params) (*trendsAnalysis, error) {
+	project, err := s.analysisProject(ctx, p, params)
+	if err != nil {
+		return nil, err
+	}
+	q, err := querybuilder.ParseTrends(params, project, time.Now())
+	if err != nil {
+		return nil, validationError(err)
 	}
 	stmt, err := querybuilder.BuildTrends(q)
 	if err != nil {
-		writeError(c, err)
-		return
+		return nil, err
 	}
-	stmt = querybuilder.WithLimits(stmt, analysisLimits)
-	rows, err := s.engine.Query(olap.WithQueryID(c.Request.Context(), queryID), stmt)
+	key, err := trendsCacheKey(params, q)
 	if err != nil {
-		writeError(c, analysisError(err))
-		return
+		return nil, err
 	}
-	result, err := querybuilder.ShapeTrends(q, rows.Data)
-	if err != nil {
-		writeError(c, err)
-		return
+	return &trendsAnalysis{q: q, stmt: querybuilder.WithLimits(stmt, analysisLimits), pol: trendsPolicy(p.ID, key, q)}, nil
+}
+
+// runTrends computes a's result on the engine under queryID.
+func (s *Server) runTrends(a *trendsAnalysis, queryID string) func(ctx context.Context) (json.RawMessage, error) {
+	return func(ctx context.Context) (json.RawMessage, error) {
+		rows, err := s.engine.Query(olap.WithQueryID(ctx, queryID), a.stmt)
+		if err != nil {
+			return nil, analysisError(err)
+		}
+		result, err := querybuilder.ShapeTrends(a.q, rows.Data)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(result)
 	}
-	if wantsCSV(c) {
-		renderTrendCSV(c, result)
-		return
+}
+
+// refreshParam is the request's refresh: the query string's, else one
+// sent in the body beside the filter.
+func refreshParam(c *gin.Context, params querybuilder.Params) string {
+	if v, ok := c.GetQuery("refresh"); ok {
+		return v
 	}
-	env := analysisEnvelope{Result: result, LastRefresh: now.UTC(), Timezone: q.Location().String()}
-	if debugRequested(c, params) {
-		env.Debug = &analysisDebug{SQL: stmt.SQL, Params: stmt.Params}
+	if raw, ok := params["refresh"]; ok {
+		return string(raw)
 	}
-	c.JSON(http.StatusOK, env)
+	return ""
 }
 
 // analysisParams reads the filter: a GET's query string, or a POST's JSON
@@ -123,10 +169,11 @@ func analysisParams(c *gin.Context) (querybuilder.Params, error) {
 	if err != nil {
 		return nil, validationError(err)
 	}
-	// client_query_id and debug may sit beside filters, not inside them.
+	// client_query_id, debug and refresh may sit beside filters, not
+	// inside them.
 	var top map[string]json.RawMessage
 	if json.Unmarshal(b, &top) == nil {
-		for _, k := range []string{"client_query_id", "debug"} {
+		for _, k := range []string{"client_query_id", "debug", "refresh"} {
 			if v, ok := top[k]; ok {
 				if _, inside := params[k]; !inside {
 					params[k] = v
@@ -159,13 +206,13 @@ func analysisQueryID(c *gin.Context, projectID int64, params querybuilder.Params
 
 // analysisProject is what the query builder needs to know of the project;
 // date_from=all also needs its first event, one cheap query.
-func (s *Server) analysisProject(c *gin.Context, p *metadata.Project, params querybuilder.Params) (querybuilder.Project, error) {
+func (s *Server) analysisProject(ctx context.Context, p *metadata.Project, params querybuilder.Params) (querybuilder.Project, error) {
 	out := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters)}
 	if p.WeekStartDay.Valid {
 		out.WeekStartDay = int(p.WeekStartDay.Int64)
 	}
 	if params.DateFromAll() {
-		rows, err := s.engine.Query(c.Request.Context(), querybuilder.FirstEventStatement(p.ID))
+		rows, err := s.engine.Query(ctx, querybuilder.FirstEventStatement(p.ID))
 		if err != nil {
 			return out, analysisError(err)
 		}
@@ -226,13 +273,9 @@ func analysisError(err error) error {
 }
 
 // renderTrendCSV writes the series as a table: one row per series.
-func renderTrendCSV(c *gin.Context, result []querybuilder.TrendSeries) {
-	b, err := json.Marshal(result)
+func renderTrendCSV(c *gin.Context, result json.RawMessage) {
 	var rows []map[string]any
-	if err == nil {
-		err = json.Unmarshal(b, &rows)
-	}
-	if err != nil {
+	if err := json.Unmarshal(result, &rows); err != nil {
 		writeError(c, errors.Join(errors.New("trend csv"), err))
 		return
 	}

@@ -95,6 +95,7 @@ func (s *Server) capture(c *gin.Context) {
 		writeError(c, storeError(res.Err))
 		return
 	}
+	s.ingest.note(proj.ID) // cached results of open ranges are now stale
 	if !proj.IngestedEvent {
 		if _, done := s.ingested.Load(proj.ID); !done {
 			if err := s.store.MarkIngested(ctx, proj.ID, token); err != nil {

@@ -187,8 +187,8 @@ func (s *Server) createInsight(c *gin.Context) {
 var refreshModes = []string{"true", "false", "1", "0", "blocking", "async", "lazy_async", "force_blocking", "force_async", "force_cache"}
 
 func (s *Server) getInsight(c *gin.Context) {
-	// refresh asks for a recomputed result; results are the query
-	// builder's, which reads refresh there. Here it is only checked.
+	// refresh asks for a recomputed result when the cached one is older
+	// than its refresh window (insightRefreshMode).
 	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
 		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
 		return
@@ -201,9 +201,16 @@ func (s *Server) getInsight(c *gin.Context) {
 			return
 		}
 	}
-	if p, i, ok := s.pathInsight(c); ok {
-		render(c, http.StatusOK, insightObject(i, p))
+	p, i, ok := s.pathInsight(c)
+	if !ok {
+		return
 	}
+	out := insightObject(i, p)
+	if err := s.insightResult(c, p, i, insightRefreshMode(c.Query("refresh")), &out); err != nil {
+		writeError(c, err)
+		return
+	}
+	render(c, http.StatusOK, out)
 }
 
 func (s *Server) updateInsight(c *gin.Context) {
@@ -462,9 +469,8 @@ type insightJSON struct {
 // insightObject renders an insight of project p. The analysis fields
 // (result, columns, last_refresh, cache_target_age,
 // next_allowed_client_refresh, is_cached, query_status) describe a
-// computed result; computing and caching results is the query builder's
-// work (the trend, funnel and other analysis issues), which fills them
-// here. Until then an insight carries no result: nulls and is_cached false.
+// computed result, which only a retrieve computes (insightResult); every
+// other answer carries none: nulls and is_cached false.
 func insightObject(i *metadata.Insight, p *metadata.Project) insightJSON {
 	return insightJSON{
 		ID: i.ID, ShortID: i.ShortID, Name: strPtr(i.Name.String, i.Name.Valid),

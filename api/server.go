@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -76,6 +77,13 @@ type Server struct {
 	writer *olap.Writer
 	// ingested remembers projects known to have their ingested_event set.
 	ingested sync.Map
+	// ingest is when each project last received events, which makes
+	// cached results of open ranges stale; flights computes each result
+	// once for concurrent requests; lastPrune is when long-stale cached
+	// results were last deleted (unix ns). See analytics_cache.go.
+	ingest    *ingestClock
+	flights   flightGroup
+	lastPrune atomic.Int64
 
 	// bg tracks work that outlives its request (a deleted project's
 	// events), so shutdown can wait for it.
@@ -92,7 +100,7 @@ type Server struct {
 // New builds the server.
 func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine) *Server {
 	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
-		writer: olap.NewWriter(engine, log, cfg.Ingest)}
+		writer: olap.NewWriter(engine, log, cfg.Ingest), ingest: newIngestClock()}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	return s
 }

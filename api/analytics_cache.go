@@ -1,0 +1,392 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// How long a computed result serves, by whether its range was still open
+// (it ended less than openMargin before the computation started, so new
+// events can change it) or closed. See analytics.md, envelope and caching.
+const (
+	// openMargin lets late events (SDK batches, retries) count as new
+	// for a range that ended just before the computation.
+	openMargin = time.Hour
+	// refreshOpenShort and refreshOpen bound how often refresh=true
+	// recomputes an open range: PostHog's 3 minutes for hourly or
+	// short (up to 8 days) ranges, 15 minutes for others.
+	refreshOpenShort = 3 * time.Minute
+	refreshOpen      = 15 * time.Minute
+	refreshClosed    = time.Hour
+	// staleOpen and staleClosed are when any retrieve recomputes. An open
+	// range is stale earlier as soon as the project received events after
+	// the computation started (ingestClock).
+	staleOpen   = time.Hour
+	staleClosed = 24 * time.Hour
+	// pruneEvery is how often the server deletes results that have been
+	// stale for pruneAfter (relative ranges move on and leave them behind).
+	pruneEvery = time.Hour
+	pruneAfter = 24 * time.Hour
+	// cacheVersion changes every key when a result's shape changes.
+	cacheVersion = 1
+)
+
+// refreshMode is what a request's refresh parameter asks of the cache.
+type refreshMode int
+
+const (
+	// refreshIfStale answers a cached result unless it is missing or stale.
+	refreshIfStale refreshMode = iota
+	// refreshIfAllowed also recomputes a result older than its refresh
+	// window (next_allowed_client_refresh): the insight's refresh=true.
+	refreshIfAllowed
+	// refreshAlways recomputes: force_blocking, and refresh=true on the
+	// analysis endpoints.
+	refreshAlways
+	// refreshNever answers only what is cached, stale or not: force_cache.
+	refreshNever
+)
+
+// insightRefreshMode reads a retrieve's refresh value (refreshModes).
+func insightRefreshMode(v string) refreshMode {
+	switch strings.ToLower(v) {
+	case "true", "1":
+		return refreshIfAllowed
+	case "force_blocking", "force_async":
+		return refreshAlways
+	case "force_cache":
+		return refreshNever
+	}
+	return refreshIfStale
+}
+
+// analysisRefreshMode reads an analysis request's refresh: any request to
+// refresh recomputes, as PostHog's legacy analysis endpoints do.
+func analysisRefreshMode(v string) refreshMode {
+	switch strings.ToLower(strings.Trim(v, `" `)) {
+	case "true", "1", "force_blocking", "force_async":
+		return refreshAlways
+	case "force_cache":
+		return refreshNever
+	}
+	return refreshIfStale
+}
+
+// cachePolicy is what judging a result's age needs to know of its request.
+type cachePolicy struct {
+	projectID int64
+	key       string
+	// rangeEnd is the end of the analysed range; short marks an hourly
+	// range or one of at most 8 days.
+	rangeEnd time.Time
+	short    bool
+}
+
+func trendsPolicy(projectID int64, key string, q *querybuilder.TrendsQuery) cachePolicy {
+	return cachePolicy{projectID: projectID, key: key, rangeEnd: q.Range.To,
+		short: q.Interval == querybuilder.IntervalHour || q.Range.To.Sub(q.Range.From) <= 8*24*time.Hour}
+}
+
+// open reports whether new events could still change a result computed at
+// computedAt.
+func (p cachePolicy) open(computedAt time.Time) bool {
+	return !p.rangeEnd.Before(computedAt.Add(-openMargin))
+}
+
+// nextRefresh is when refresh=true may recompute a result computed at
+// computedAt (next_allowed_client_refresh).
+func (p cachePolicy) nextRefresh(computedAt time.Time) time.Time {
+	switch {
+	case !p.open(computedAt):
+		return computedAt.Add(refreshClosed)
+	case p.short:
+		return computedAt.Add(refreshOpenShort)
+	}
+	return computedAt.Add(refreshOpen)
+}
+
+// staleAt is when any retrieve recomputes a result computed at computedAt
+// (cache_target_age), events aside.
+func (p cachePolicy) staleAt(computedAt time.Time) time.Time {
+	if p.open(computedAt) {
+		return computedAt.Add(staleOpen)
+	}
+	return computedAt.Add(staleClosed)
+}
+
+// cachedResult is an analysis result and where it came from.
+type cachedResult struct {
+	metadata.CachedResult
+	// Cached is true when the result was read from the cache rather than
+	// computed for this request (or the request it joined).
+	Cached bool
+}
+
+// usable reports whether r may answer a request in mode at now, given the
+// project's last ingest.
+func (p cachePolicy) usable(r *metadata.CachedResult, mode refreshMode, now, lastIngest time.Time) bool {
+	switch mode {
+	case refreshNever:
+		return true
+	case refreshAlways:
+		return false
+	}
+	if !now.Before(r.StaleAt) {
+		return false
+	}
+	if p.open(r.ComputedAt) && r.ComputedAt.Before(lastIngest) {
+		return false
+	}
+	return mode != refreshIfAllowed || now.Before(p.nextRefresh(r.ComputedAt))
+}
+
+// analysisResult answers the policy's result: the cached one when the mode
+// allows it, else computed by run (once for all concurrent requests of the
+// same key) and cached. With refreshNever and nothing cached it returns nil.
+func (s *Server) analysisResult(ctx context.Context, pol cachePolicy, mode refreshMode,
+	run func(ctx context.Context) (json.RawMessage, error)) (*cachedResult, error) {
+	if mode != refreshAlways {
+		r, err := s.store.CachedResult(ctx, pol.projectID, pol.key)
+		switch {
+		case err == nil:
+			if pol.usable(r, mode, time.Now(), s.ingest.last(pol.projectID)) {
+				return &cachedResult{CachedResult: *r, Cached: true}, nil
+			}
+		case errors.Is(err, metadata.ErrNotFound):
+		default:
+			// The cache is an optimisation: without it, compute.
+			s.log.Warn("could not read a cached result", "project_id", pol.projectID, "error", err)
+		}
+		if mode == refreshNever {
+			if err == nil {
+				return &cachedResult{CachedResult: *r, Cached: true}, nil
+			}
+			return nil, nil
+		}
+	}
+	flightKey := strconv.FormatInt(pol.projectID, 10) + "/" + pol.key
+	return s.flights.do(ctx, flightKey, func(ctx context.Context) (*cachedResult, error) {
+		if mode != refreshAlways {
+			// A request that missed the cache just before another one
+			// stored its result finds it here instead of computing again.
+			if r, err := s.store.CachedResult(ctx, pol.projectID, pol.key); err == nil &&
+				pol.usable(r, mode, time.Now(), s.ingest.last(pol.projectID)) {
+				return &cachedResult{CachedResult: *r, Cached: true}, nil
+			}
+		}
+		// PostgreSQL keeps microseconds: a cached answer reads the same
+		// last_refresh as the fresh one did.
+		start := time.Now().UTC().Truncate(time.Microsecond)
+		raw, err := run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r := metadata.CachedResult{Result: raw, ComputedAt: start, StaleAt: pol.staleAt(start)}
+		if err := s.store.PutCachedResult(ctx, pol.projectID, pol.key, r); err != nil {
+			s.log.Warn("could not cache a result", "project_id", pol.projectID, "error", err)
+		}
+		s.maybePrune()
+		return &cachedResult{CachedResult: r}, nil
+	})
+}
+
+// maybePrune deletes long-stale results, at most once per pruneEvery.
+func (s *Server) maybePrune() {
+	now := time.Now().UnixNano()
+	last := s.lastPrune.Load()
+	if now-last < int64(pruneEvery) || !s.lastPrune.CompareAndSwap(last, now) {
+		return
+	}
+	s.background(func(ctx context.Context) {
+		if _, err := s.store.PruneCachedResults(ctx, time.Now().Add(-pruneAfter)); err != nil {
+			s.log.Warn("could not prune cached results", "error", err)
+		}
+	})
+}
+
+// cacheIgnored are parameters that do not change a result.
+var cacheIgnored = map[string]bool{"client_query_id": true, "debug": true, "refresh": true, "format": true,
+	"insight": true, "from_dashboard": true}
+
+// trendsCacheKey names a trends result: the normalized filter, what of the
+// project the result depends on (timezone, week start, test-account
+// filters when applied) and the resolved buckets, so a relative range
+// that moved on (a new day) is a new entry rather than yesterday's
+// buckets answered as today's.
+func trendsCacheKey(params querybuilder.Params, q *querybuilder.TrendsQuery) (string, error) {
+	filter, err := canonicalParams(params)
+	if err != nil {
+		return "", err
+	}
+	first, last := q.Range.Span()
+	k := struct {
+		V            int             `json:"v"`
+		Kind         string          `json:"kind"`
+		Filter       json.RawMessage `json:"filter"`
+		Timezone     string          `json:"tz"`
+		WeekStart    int             `json:"week_start"`
+		TestAccounts json.RawMessage `json:"test_accounts,omitempty"`
+		First        int64           `json:"first"`
+		Last         int64           `json:"last"`
+	}{V: cacheVersion, Kind: "trends", Filter: filter, Timezone: q.Location().String(),
+		WeekStart: q.Project.WeekStartDay, First: first.UnixMicro(), Last: last.UnixMicro()}
+	if q.FilterTestAccounts && len(q.Project.TestAccountFilters) > 0 {
+		if k.TestAccounts, err = canonicalJSON(q.Project.TestAccountFilters); err != nil {
+			return "", err
+		}
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "trends_" + hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalParams is the filter as one JSON text with sorted keys, without
+// the parameters that do not change the result and without nulls, so a
+// GET and a POST of the same filter, or a saved insight's filters, share
+// a key.
+func canonicalParams(params querybuilder.Params) (json.RawMessage, error) {
+	m := make(map[string]json.RawMessage, len(params))
+	for k, raw := range params {
+		if cacheIgnored[k] || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			continue
+		}
+		c, err := canonicalJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("cache key: %s: %w", k, err)
+		}
+		m[k] = c
+	}
+	return json.Marshal(m) // map keys are sorted
+}
+
+// canonicalJSON re-encodes a JSON value with object keys sorted and
+// numbers as they were written.
+func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// ingestClock remembers when each project last received events through
+// this server, so open ranges computed before are stale. It lives in
+// memory (the capture path writes no PostgreSQL row per request): a
+// restarted server counts every project as having received events at its
+// start, which costs one recomputation of open ranges.
+type ingestClock struct {
+	start time.Time
+	m     sync.Map // project id -> *atomic.Int64 (unix nanoseconds)
+}
+
+func newIngestClock() *ingestClock { return &ingestClock{start: time.Now()} }
+
+// note records that the project's events were just stored.
+func (c *ingestClock) note(projectID int64) {
+	now := time.Now().UnixNano()
+	if v, ok := c.m.Load(projectID); ok {
+		v.(*atomic.Int64).Store(now)
+		return
+	}
+	n := &atomic.Int64{}
+	n.Store(now)
+	if v, loaded := c.m.LoadOrStore(projectID, n); loaded {
+		v.(*atomic.Int64).Store(now)
+	}
+}
+
+// last is when the project last received events, at the earliest the
+// server's start.
+func (c *ingestClock) last(projectID int64) time.Time {
+	if v, ok := c.m.Load(projectID); ok {
+		if t := time.Unix(0, v.(*atomic.Int64).Load()); t.After(c.start) {
+			return t
+		}
+	}
+	return c.start
+}
+
+// flightGroup runs one computation per key at a time; requests for a key
+// already being computed wait for that computation. The computation runs
+// on a context of its own that ends when every request waiting for it has
+// gone, so one caller leaving does not fail the others, and the last one
+// leaving stops the query.
+type flightGroup struct {
+	mu sync.Mutex
+	m  map[string]*flight
+}
+
+type flight struct {
+	done    chan struct{}
+	res     *cachedResult
+	err     error
+	waiters int
+	cancel  context.CancelFunc
+}
+
+func (g *flightGroup) do(ctx context.Context, key string, fn func(ctx context.Context) (*cachedResult, error)) (*cachedResult, error) {
+	g.mu.Lock()
+	if g.m == nil {
+		g.m = map[string]*flight{}
+	}
+	f, ok := g.m[key]
+	if !ok {
+		// The first caller's values (its query id) travel with the
+		// computation; its cancellation does not.
+		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		f = &flight{done: make(chan struct{}), cancel: cancel}
+		g.m[key] = f
+		go g.run(fctx, key, f, fn)
+	}
+	f.waiters++
+	g.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.res, f.err
+	case <-ctx.Done():
+		g.mu.Lock()
+		f.waiters--
+		if f.waiters == 0 {
+			f.cancel()
+			if g.m[key] == f {
+				delete(g.m, key) // a later request starts afresh
+			}
+		}
+		g.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+func (g *flightGroup) run(ctx context.Context, key string, f *flight, fn func(ctx context.Context) (*cachedResult, error)) {
+	defer func() {
+		if p := recover(); p != nil {
+			f.err = fmt.Errorf("analysis panicked: %v", p)
+		}
+		g.mu.Lock()
+		if g.m[key] == f {
+			delete(g.m, key)
+		}
+		g.mu.Unlock()
+		f.cancel()
+		close(f.done)
+	}()
+	f.res, f.err = fn(ctx)
+}
