@@ -1,0 +1,216 @@
+// Command trendload times trends on a loaded project three ways in one
+// run, so the numbers share the machine's state: (a) end to end through
+// the HTTP endpoint with refresh=true (no result cache), (b) the same
+// statement the endpoint builds, run straight on the engine, and (c) a
+// hand-written minimal ClickHouse query for the same numbers. It serves
+// the API in-process on a loopback port, because only one process may
+// open the embedded engine's directory. Each case runs once to warm up,
+// then -runs rounds of a, b, c interleaved; it prints a markdown table of
+// medians and ratios, and checks that the three agree on the total.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// trendCase is one measured trend and its hand-written equivalent, which
+// returns rows whose last column is a count to be summed.
+type trendCase struct {
+	name   string
+	filter map[string]any
+	hand   string
+}
+
+func cases(from, to string) []trendCase {
+	base := func(extra map[string]any) map[string]any {
+		f := map[string]any{"date_from": from, "date_to": to, "interval": "day"}
+		for k, v := range extra {
+			f[k] = v
+		}
+		return f
+	}
+	pv := []any{map[string]any{"id": "$pageview"}}
+	where := `team_id = {team:Int64} AND toDate(timestamp) BETWEEN {from:Date} AND {to:Date} AND event = '$pageview'`
+	return []trendCase{
+		{"total pageviews", base(map[string]any{"events": pv}),
+			`SELECT toDate(timestamp) AS d, count() FROM events WHERE ` + where + ` GROUP BY d`},
+		{"daily active users", base(map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "dau"}}}),
+			`SELECT toDate(timestamp) AS d, uniqExact(person_id) FROM events WHERE ` + where + ` GROUP BY d`},
+		{"$browser breakdown", base(map[string]any{"events": pv, "breakdown": "$browser"}),
+			`SELECT mat_browser, toDate(timestamp) AS d, count() FROM events WHERE ` + where + ` GROUP BY mat_browser, d`},
+		{"person property filter (plan = pro)", base(map[string]any{"events": pv,
+			"properties": []any{map[string]any{"key": "plan", "value": "pro", "operator": "exact", "type": "person"}}}),
+			`SELECT toDate(timestamp) AS d, count() FROM events WHERE ` + where + `
+  AND person_id IN (SELECT id FROM persons WHERE team_id = {team:Int64} AND JSONExtractString(properties, 'plan') = 'pro')
+GROUP BY d`},
+	}
+}
+
+func main() {
+	dataDir := flag.String("data-dir", os.Getenv("INSIGHTD_DATA_DIR"), "data directory of the loaded project (its olap/ holds the engine)")
+	dbURL := flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of a fresh database (the project is bootstrapped there)")
+	lib := flag.String("chdb-lib", os.Getenv("INSIGHTD_CHDB_LIB"), "path of libchdb.so")
+	project := flag.Int64("project", 1, "the loaded project id; the bootstrapped project must have it")
+	runs := flag.Int("runs", 5, "timed rounds per case")
+	days := flag.Int("days", 30, "days in the trend: the last complete days before -end")
+	endFlag := flag.String("end", time.Now().UTC().Format(time.DateOnly), "first day not in the range (YYYY-MM-DD)")
+	flag.Parse()
+	end, err := time.Parse(time.DateOnly, *endFlag)
+	if err != nil || *dataDir == "" || *dbURL == "" || *lib == "" || *runs < 1 {
+		fmt.Fprintln(os.Stderr, "trendload: need -data-dir, -database-url, -chdb-lib, -runs >= 1 and -end YYYY-MM-DD")
+		os.Exit(2)
+	}
+	from, to := end.AddDate(0, 0, -*days).Format(time.DateOnly), end.AddDate(0, 0, -1).Format(time.DateOnly)
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	engine, err := olap.OpenEmbedded(olap.Config{ChDBLib: *lib, DataDir: filepath.Join(*dataDir, "olap"),
+		QueryTimeout: 10 * time.Minute, Connections: 4}, log)
+	check(err)
+	defer engine.Close()
+	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: *dbURL, MaxOpenConns: 10})
+	check(err)
+	defer store.Close()
+	_, err = store.Migrate(ctx)
+	check(err)
+	b, err := store.Bootstrap(ctx, "bench@example.com", "Bench", "Bench")
+	check(err)
+	if b.ProjectID != *project {
+		check(fmt.Errorf("the bootstrapped project is %d, not %d: use a fresh database", b.ProjectID, *project))
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second}
+	srvCtx, stop := context.WithCancel(ctx)
+	go api.New(cfg, log, store, engine).Serve(srvCtx, ln) //nolint:errcheck // stopped at the end
+	defer stop()
+	url := fmt.Sprintf("http://%s/api/projects/%d/insights/trend/?refresh=true", ln.Addr(), *project)
+	client := &http.Client{Timeout: 10 * time.Minute}
+
+	p, err := store.ProjectForUser(ctx, b.UserID, *project)
+	check(err)
+	qp := querybuilder.Project{ID: p.ID, Timezone: p.Timezone}
+
+	fmt.Printf("range %s to %s (%d days), project %d, %d runs per case (median), after one warm-up run\n\n", from, to, *days, *project, *runs)
+	fmt.Println("| trend | HTTP end to end (ms) | generated SQL on the engine (ms) | hand-written SQL (ms) | HTTP / hand | generated / hand | total, HTTP vs hand-written |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, tc := range cases(from, to) {
+		body, _ := json.Marshal(tc.filter)
+		params, err := querybuilder.ParseBody(body)
+		check(err)
+		q, err := querybuilder.ParseTrends(params, qp, time.Now())
+		check(err)
+		stmt, err := querybuilder.BuildTrends(q)
+		check(err)
+		stmt = querybuilder.WithLimits(stmt, querybuilder.Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000})
+		hand := querybuilder.Statement{SQL: tc.hand, Params: map[string]any{"team": *project, "from": from, "to": to}}
+
+		var httpTotal, genTotal, handTotal float64
+		runHTTP := func() time.Duration {
+			start := time.Now()
+			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+b.PersonalAPIKey)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			check(err)
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			check(err)
+			d := time.Since(start)
+			if resp.StatusCode != 200 {
+				check(fmt.Errorf("%s: HTTP %d: %s", tc.name, resp.StatusCode, out))
+			}
+			var env struct {
+				Result []struct{ Count float64 } `json:"result"`
+			}
+			check(json.Unmarshal(out, &env))
+			httpTotal = 0
+			for _, s := range env.Result {
+				httpTotal += s.Count
+			}
+			return d
+		}
+		runStmt := func(st querybuilder.Statement, total *float64, sumLast bool) time.Duration {
+			start := time.Now()
+			rows, err := engine.Query(ctx, st)
+			d := time.Since(start)
+			check(err)
+			if sumLast {
+				*total = sumLastColumn(rows.Data)
+			}
+			return d
+		}
+		runHTTP()
+		runStmt(stmt, &genTotal, false)
+		runStmt(hand, &handTotal, true)
+		var a, g, h []time.Duration
+		for range *runs {
+			a = append(a, runHTTP())
+			g = append(g, runStmt(stmt, &genTotal, false))
+			h = append(h, runStmt(hand, &handTotal, true))
+		}
+		ma, mg, mh := median(a), median(g), median(h)
+		agree := "agree"
+		if httpTotal != handTotal {
+			agree = fmt.Sprintf("differ: HTTP %.0f, hand %.0f", httpTotal, handTotal)
+		}
+		fmt.Printf("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f (%s) |\n", tc.name, ms(ma), ms(mg), ms(mh),
+			float64(ma)/float64(mh), float64(mg)/float64(mh), httpTotal, agree)
+	}
+}
+
+// sumLastColumn adds up the last column of rows (counts of any integer type).
+func sumLastColumn(rows [][]any) float64 {
+	var t float64
+	for _, r := range rows {
+		switch v := r[len(r)-1].(type) {
+		case uint64:
+			t += float64(v)
+		case int64:
+			t += float64(v)
+		case float64:
+			t += v
+		case uint32:
+			t += float64(v)
+		default:
+			check(fmt.Errorf("count of type %T", v))
+		}
+	}
+	return t
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trendload:", err)
+		os.Exit(1)
+	}
+}
