@@ -163,6 +163,12 @@ func TestSavedInsightsComputeAndCacheTheirResults(t *testing.T) {
 			t.Fatalf("%v", out)
 		}
 	})
+	t.Run("format=csv renders a retrieved result", func(t *testing.T) {
+		w := send(t, f, "GET", f.insight(team, past["id"])+"?format=csv", f.a.PersonalAPIKey, "")
+		if w.Code != 200 || !strings.Contains(w.Body.String(), "is_cached") {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+	})
 	t.Run("other kinds keep a null result", func(t *testing.T) {
 		fun := f.newInsight(t, map[string]any{"name": "Funnel", "filters": map[string]any{"insight": "FUNNELS",
 			"events": []any{map[string]any{"id": "$pageview"}, map[string]any{"id": "$pageview"}}}})
