@@ -247,6 +247,9 @@ func parseEvent(we *wireEvent, batchSentAt *time.Time, now time.Time, prefix str
 		return c, "", err
 	}
 	c.Timestamp = ts
+	if c.ClientUUID {
+		c.UUIDTime = uuidTime(c.UUID, we, batchSentAt, now)
+	}
 
 	u, err := personUpdate(name, we, &head, prefix)
 	if err != nil {
@@ -304,6 +307,22 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 		return time.Time{}, Invalid(prefix+"timestamp", "timestamp is outside the years 1900 to 2299.")
 	}
 	return ts.UTC().Truncate(time.Microsecond), nil
+}
+
+// uuidTime is when the client made a version 7 uuid, on the server's
+// clock: the request's sent_at tells the client clock's skew. Zero when
+// the uuid or the request does not say (the writer then asks ClickHouse
+// whether the event is a retry).
+func uuidTime(id uuid.UUID, we *wireEvent, batchSentAt *time.Time, now time.Time) time.Time {
+	made := olap.UUIDTime(id)
+	sent := batchSentAt
+	if isPresent(we.SentAt) {
+		sent, _ = optionalTime(we.SentAt) // already validated
+	}
+	if made.IsZero() || sent == nil {
+		return time.Time{}
+	}
+	return made.Add(now.Sub(*sent))
 }
 
 // timeLayouts are the ISO 8601 forms accepted, most common first. A time

@@ -99,6 +99,9 @@ type Server struct {
 
 // New builds the server.
 func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine) *Server {
+	// The embedded engine belongs to this process alone, so the writer
+	// may trust its memory of the uuids it stored.
+	cfg.Ingest.SoleWriter = engine.Backend() == "chdb"
 	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
 		writer: olap.NewWriter(engine, log, cfg.Ingest), ingest: newIngestClock()}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())

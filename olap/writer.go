@@ -18,7 +18,10 @@ type Capture struct {
 	// ClientUUID says the client chose the uuid, so the same event may
 	// come again (a retry after a timeout) and must be stored once.
 	ClientUUID bool
-	Person     *PersonUpdate
+	// UUIDTime is when the client made the uuid, on the server's clock,
+	// when the uuid and the request say (see recentUUIDs); else zero.
+	UUIDTime time.Time
+	Person   *PersonUpdate
 }
 
 // WriterConfig tunes group commit.
@@ -33,6 +36,11 @@ type WriterConfig struct {
 	IdentityCache int
 	// Timeout bounds one flush: lookups and inserts (default 60s).
 	Timeout time.Duration
+	// SoleWriter says no other process writes these tables (the embedded
+	// engine), so the writer may trust what it remembers of the uuids it
+	// stored (RecentUUIDs of them, default 1M) to skip the retry lookup.
+	SoleWriter  bool
+	RecentUUIDs int
 }
 
 // DefaultWriterConfig is the configuration without any setting.
@@ -102,6 +110,8 @@ type Writer struct {
 	done   chan struct{}
 	ident  *identity
 	stats  WriterStats
+	// recent is nil unless SoleWriter; only the preparing stage uses it.
+	recent *recentUUIDs
 
 	mu     sync.RWMutex
 	closed bool
@@ -146,9 +156,15 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = d.Timeout
 	}
+	if cfg.RecentUUIDs == 0 {
+		cfg.RecentUUIDs = 1_000_000
+	}
 	w := &Writer{engine: engine, log: log, cfg: cfg, in: make(chan *writeRequest, 1024),
 		quit: make(chan struct{}), done: make(chan struct{}),
 		ident: newIdentity(engine, log, cfg.IdentityCache)}
+	if cfg.SoleWriter {
+		w.recent = newRecentUUIDs(cfg.RecentUUIDs, time.Now())
+	}
 	go w.loop()
 	return w
 }
@@ -215,6 +231,9 @@ func (w *Writer) loop() {
 			if inflight[k]--; inflight[k] <= 0 {
 				delete(inflight, k)
 			}
+		}
+		if b.err == nil && w.recent != nil {
+			w.recent.add(b.inflight, time.Now())
 		}
 		if b.err != nil && b.gen == gen {
 			w.ident.forgetAll()

@@ -53,7 +53,9 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	updates := make([]*PersonUpdate, 0, b.total)
 	owner := make([]int, 0, b.total)
 	seen := make(map[uuid.UUID]bool, b.total)
-	var retried []int
+	// retried: client uuids the retry check must look up; known: client
+	// uuids the writer already knows are new.
+	var retried, known []int
 	now := time.Now().UTC()
 	for gi, r := range group {
 		rteams := map[int64]bool{}
@@ -65,7 +67,18 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 			}
 			seen[c.UUID] = true
 			if c.ClientUUID {
-				retried = append(retried, len(events))
+				if w.recent != nil {
+					if dup, sure := w.recent.lookup(teamUUID{c.TeamID, c.UUID}, c.UUIDTime); dup {
+						b.results[gi].Duplicates++
+						continue
+					} else if sure {
+						known = append(known, len(events))
+					} else {
+						retried = append(retried, len(events))
+					}
+				} else {
+					retried = append(retried, len(events))
+				}
 			}
 			ev := c.Event
 			ev.CreatedAt = now
@@ -100,7 +113,7 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 		return b
 	}
 	b.p, b.persons = p, p.personRows(&w.ident.clock)
-	for _, i := range retried {
+	for _, i := range append(known, retried...) {
 		if !stored[events[i].UUID] {
 			k := teamUUID{events[i].TeamID, events[i].UUID}
 			b.fresh = append(b.fresh, []any{k.team, k.id})

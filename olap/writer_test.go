@@ -440,3 +440,42 @@ func TestAFailedInsertIsReportedAndTheResendStoresEverything(t *testing.T) {
 		t.Fatalf("want 1 person, got %d", got)
 	}
 }
+
+func TestASoleWriterRemembersTheUUIDsItStored(t *testing.T) {
+	team := newTeam()
+	w := NewWriter(engine, slog.New(slog.NewTextHandler(io.Discard, nil)), WriterConfig{SoleWriter: true, RecentUUIDs: 3})
+	t.Cleanup(w.Close)
+	// Events whose uuids the client made just now (version 7, time known).
+	made := func() Capture {
+		c := capture(team, "e", "d", t0, nil)
+		c.UUID, c.ClientUUID = uuid.Must(uuid.NewV7()), true
+		c.UUIDTime = UUIDTime(c.UUID)
+		return c
+	}
+	a, b := made(), made()
+	// Made before the writer started (by more than the margin): not
+	// knowable from memory, so ClickHouse is asked, and says new.
+	old := made()
+	old.UUIDTime = time.Now().Add(-2 * uuidTimeMargin)
+	mustWrite(t, w, a, b, old)
+	for _, ev := range []Capture{a, b, old} {
+		if res := mustWrite(t, w, ev); res.Stored != 0 || res.Duplicates != 1 {
+			t.Fatalf("a resend must be a duplicate: %+v", res)
+		}
+	}
+	if got := eventCount(t, team); got != 3 {
+		t.Fatalf("want 3 events, got %d", got)
+	}
+	// Past its size the writer forgets the oldest and asks ClickHouse for
+	// anything made before what it still holds; a resend of a forgotten
+	// event is still found there.
+	for range 4 {
+		mustWrite(t, w, made())
+	}
+	if res := mustWrite(t, w, a); res.Stored != 0 || res.Duplicates != 1 {
+		t.Fatalf("a forgotten event's resend must still be a duplicate: %+v", res)
+	}
+	if got := eventCount(t, team); got != 7 {
+		t.Fatalf("want 7 events, got %d", got)
+	}
+}
