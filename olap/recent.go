@@ -27,8 +27,10 @@ type recentEntry struct {
 }
 
 // uuidTimeMargin covers what the clock-skew correction cannot know: the
-// time between making an event and sending it, and the request's transit.
-const uuidTimeMargin = time.Minute
+// request's transit between the client's sent_at and the server's clock.
+// (Time between making an event and sending it needs no margin: an event
+// is never stored before it was made.)
+const uuidTimeMargin = 15 * time.Second
 
 func newRecentUUIDs(size int, since time.Time) *recentUUIDs {
 	return &recentUUIDs{since: since, set: make(map[teamUUID]struct{}, size), ring: make([]recentEntry, 0, size)}
