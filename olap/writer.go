@@ -232,7 +232,7 @@ func (w *Writer) loop() {
 				delete(inflight, k)
 			}
 		}
-		if b.err == nil && w.recent != nil {
+		if b.stored && w.recent != nil {
 			w.recent.add(b.inflight, time.Now())
 		}
 		if b.err != nil && b.gen == gen {
@@ -296,29 +296,54 @@ func (w *Writer) gather(first *writeRequest) []*writeRequest {
 	return group
 }
 
-// writeLoop inserts prepared batches in order and answers their requests.
+// writeInserts is how many batches writeLoop inserts at once. One insert
+// runs on one core; two keep both of a small machine's busy while the
+// next batch is prepared.
+const writeInserts = 2
+
+// writeLoop inserts prepared batches, writeInserts at a time, and answers
+// them in order. A batch whose insert succeeded still fails when an
+// earlier batch it may depend on failed (see loop); its events' uuids were
+// recorded, so the clients' resends are recognized.
 func (w *Writer) writeLoop(in <-chan *batch, out chan<- *batch) {
 	defer close(out)
-	var failed *batch
+	slots := make(chan struct{}, writeInserts)
+	var prev *batch
+	var wg sync.WaitGroup
 	for b := range in {
-		if b.err == nil && failed != nil && b.gen <= failed.gen {
-			b.err = fmt.Errorf("an earlier insert this one depended on failed: %w", failed.err)
-		}
-		if b.err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
-			b.err = w.write(ctx, b)
-			cancel()
-		}
-		if b.err != nil && (failed == nil || b.gen > failed.gen) {
-			failed = b
-		}
-		for i, r := range b.group {
-			res := b.results[i]
-			if b.err != nil {
-				res = WriteResult{Teams: res.Teams, Err: b.err}
+		b.finished = make(chan struct{})
+		slots <- struct{}{}
+		wg.Add(1)
+		go func(b, prev *batch) {
+			defer wg.Done()
+			if b.err == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
+				b.err = w.write(ctx, b)
+				cancel()
 			}
-			r.result <- res
-		}
-		out <- b
+			<-slots
+			b.poisonGen, b.poison = -1, nil
+			if prev != nil {
+				<-prev.finished
+				b.poisonGen, b.poison = prev.poisonGen, prev.poison
+			}
+			if b.err == nil && b.poisonGen >= int64(b.gen) {
+				b.err = fmt.Errorf("an earlier insert this one depended on failed: %w", b.poison)
+			}
+			if b.err != nil && int64(b.gen) > b.poisonGen {
+				b.poisonGen, b.poison = int64(b.gen), b.err
+			}
+			for i, r := range b.group {
+				res := b.results[i]
+				if b.err != nil {
+					res = WriteResult{Teams: res.Teams, Err: b.err}
+				}
+				r.result <- res
+			}
+			out <- b
+			close(b.finished)
+		}(b, prev)
+		prev = b
 	}
+	wg.Wait()
 }

@@ -34,6 +34,14 @@ type batch struct {
 	inflight []teamUUID
 	total    int
 	err      error
+	// stored says the events were inserted (even if the batch then failed
+	// for an earlier one); finished closes once the batch is answered.
+	stored   bool
+	finished chan struct{}
+	// poisonGen is the latest generation in which this batch or one
+	// before it failed (-1: none), with that failure in poison.
+	poisonGen int64
+	poison    error
 }
 
 type teamUUID struct {
@@ -172,6 +180,7 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 			return fmt.Errorf("write events: %w", err)
 		}
 	}
+	b.stored = true
 	if err := w.engine.Insert(ctx, eventUUIDsTable, b.fresh); err != nil {
 		// The events are stored and their senders will not resend them;
 		// only a spurious resend could now be stored twice (and
