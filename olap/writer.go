@@ -29,7 +29,7 @@ type WriterConfig struct {
 	// MaxEvents flushes as soon as this many events wait (default 50 000).
 	MaxEvents int
 	// Linger is how long the first waiting event waits for others to join
-	// its insert (default 5ms). A busy server fills inserts while the
+	// its insert (default 20ms). A busy server fills inserts while the
 	// previous one runs, so this only matters when traffic is light.
 	Linger time.Duration
 	// IdentityCache bounds the distinct ids held in memory (default 2M).
@@ -45,7 +45,7 @@ type WriterConfig struct {
 
 // DefaultWriterConfig is the configuration without any setting.
 func DefaultWriterConfig() WriterConfig {
-	return WriterConfig{MaxEvents: 50_000, Linger: 5 * time.Millisecond, IdentityCache: 2_000_000, Timeout: time.Minute}
+	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, IdentityCache: 2_000_000, Timeout: time.Minute}
 }
 
 // WriterConfigFromEnv reads INSIGHTD_INGEST_MAX_EVENTS and
