@@ -121,6 +121,21 @@ func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params 
 	if err != nil {
 		return nil, err
 	}
+	if strings.Contains(stmt.SQL, "person_overrides") {
+		// Counting persons resolves merged ones through the override
+		// join; a project without merges skips it (the same answer,
+		// a fraction of the cost).
+		rows, err := s.engine.Query(ctx, querybuilder.PersonOverridesStatement(p.ID))
+		if err != nil {
+			return nil, analysisError(err)
+		}
+		if len(rows.Data) == 0 {
+			q.Project.NoPersonOverrides = true
+			if stmt, err = querybuilder.BuildTrends(q); err != nil {
+				return nil, err
+			}
+		}
+	}
 	key, err := trendsCacheKey(params, q)
 	if err != nil {
 		return nil, err

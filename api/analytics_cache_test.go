@@ -313,3 +313,37 @@ func TestFlightGroupKeepsRunningWhileSomeoneWaits(t *testing.T) {
 		}
 	})
 }
+
+func TestPersonCountsSkipTheOverrideJoinUntilPersonsMerge(t *testing.T) {
+	f := newFixture(t)
+	team, key := f.a.ProjectID, f.a.PersonalAPIKey
+	batch := func(events string) {
+		t.Helper()
+		w := send(t, f, "POST", "/batch/", "", fmt.Sprintf(`{"api_key": %q, "batch": [%s]}`, f.a.ProjectAPIToken, events))
+		if w.Code != 200 {
+			t.Fatalf("capture: %d %s", w.Code, w.Body)
+		}
+	}
+	dau := func(query string) (string, string) {
+		t.Helper()
+		st, out := call(t, f.h, "POST", f.trend(team)+"?debug=true"+query, key, map[string]any{
+			"events": []any{map[string]any{"id": "$pageview", "math": "dau"}}, "date_from": "2026-04-01", "date_to": "2026-04-01"})
+		if st != 200 {
+			t.Fatalf("%d %v", st, out)
+		}
+		d, _ := out["debug"].(map[string]any)
+		return fmt.Sprint(dataOf(t, out)), fmt.Sprint(d["sql"])
+	}
+	batch(`{"event": "$pageview", "distinct_id": "anon-x", "timestamp": "2026-04-01T10:00:00Z"},
+		{"event": "$pageview", "distinct_id": "user-x", "timestamp": "2026-04-01T10:05:00Z"}`)
+	data, sql := dau("")
+	if data != "[2]" || strings.Contains(sql, "person_overrides") || !strings.Contains(sql, "uniqExact(actor)") {
+		t.Fatalf("before any merge: %s\n%s", data, sql)
+	}
+	// Both ids have persons, so the merge is an override row.
+	batch(`{"event": "$identify", "distinct_id": "user-x", "timestamp": "2026-04-01T11:00:00Z", "properties": {"$anon_distinct_id": "anon-x"}}`)
+	data, sql = dau("&refresh=true")
+	if data != "[1]" || !strings.Contains(sql, "person_overrides") {
+		t.Fatalf("after the merge: %s\n%s", data, sql)
+	}
+}

@@ -392,13 +392,14 @@ var materialized = map[string]string{
 // reads is known (personJoinSQL), so it is put in at the end.
 const personJoinMarker = "\x00person join\x00"
 
-// personJoinSQL joins each event's person (resolved through
-// EventPersonJoin, which must come first) to the person's current values
+// personJoinSQL joins each event's person (personID: resolved through
+// EventPersonJoin, which must come first, unless the project has no
+// merged persons) to the person's current values
 // of the properties the statement reads, skipping deleted persons: filters
 // and breakdowns on person properties see the person as they are now,
 // after every $set. Only those values travel into the join's hash table,
 // not every person's whole properties document.
-func personJoinSQL(b *binder) string {
+func personJoinSQL(b *binder, personID string) string {
 	cols := []string{"id"}
 	for i, expr := range b.personCols {
 		cols = append(cols, fmt.Sprintf("argMax(%s, version) AS pp_%d", expr, i))
@@ -407,7 +408,7 @@ func personJoinSQL(b *binder) string {
     SELECT ` + strings.Join(cols, ",\n        ") + `
     FROM persons WHERE team_id = {team:Int64}
     GROUP BY id HAVING argMax(is_deleted, version) = 0
-) AS pp ON pp.id = ` + EventPersonID
+) AS pp ON pp.id = ` + personID
 }
 
 // propertyText is a property as text: a string's value, the JSON text of

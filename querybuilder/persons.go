@@ -15,3 +15,23 @@ const EventPersonJoin = `LEFT JOIN (
 
 // EventPersonID is an event's person, given EventPersonJoin.
 const EventPersonID = `if(empty(po.override_person_id), e.person_id, po.override_person_id)`
+
+// eventPersonID is an event's person in the project's statements:
+// EventPersonID, or the event's own person_id when the project has no
+// merged persons (and so no EventPersonJoin).
+func eventPersonID(p Project) string {
+	if p.NoPersonOverrides {
+		return "e.person_id"
+	}
+	return EventPersonID
+}
+
+// PersonOverridesStatement answers one row when the project has merged
+// persons (Project.NoPersonOverrides is false), none otherwise. It reads
+// the first granule of the project's overrides, in the table's order.
+func PersonOverridesStatement(projectID int64) Statement {
+	return Statement{
+		SQL:    `SELECT 1 FROM person_overrides WHERE team_id = {team:Int64} LIMIT 1`,
+		Params: map[string]any{"team": projectID},
+	}
+}

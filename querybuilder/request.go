@@ -82,6 +82,11 @@ type Project struct {
 	// FirstEvent is the time of the project's first event, used by
 	// date_from=all; zero when the project has none.
 	FirstEvent time.Time
+	// NoPersonOverrides says the project has no merged persons (no row
+	// in person_overrides), so analyses take each event's person_id as it
+	// is and skip the override join, most of what counting persons cost.
+	// The zero value keeps the join, which is right either way.
+	NoPersonOverrides bool
 }
 
 // location resolves the project's timezone.

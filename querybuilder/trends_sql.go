@@ -35,7 +35,7 @@ func BuildTrends(q *TrendsQuery) (Statement, error) {
 		parts[i] = tb.series(i, e)
 	}
 	sql := "SELECT " + strings.Join(trendsColumns, ", ") + "\nFROM (\n" + indent(strings.Join(parts, "\nUNION ALL\n")) + "\n)"
-	sql = insertPersonJoin(sql, tb.b)
+	sql = insertPersonJoin(sql, tb.b, eventPersonID(q.Project))
 	return Statement{SQL: sql, Params: tb.b.params}, nil
 }
 
@@ -87,7 +87,7 @@ func (tb *trendsBuilder) actor(e Entity) (expr, cond string, person bool) {
 		c := groupColumns[tb.q.AggregationGroupTypeIndex]
 		return c, c + " != ''", false
 	}
-	return EventPersonID, "", true
+	return eventPersonID(tb.q.Project), "", true
 }
 
 func needsActor(math string) bool {
@@ -119,7 +119,7 @@ func (tb *trendsBuilder) source(e Entity) source {
 	// total count of events does not depend on who did them, and the
 	// joins would cost it a hash lookup per event.
 	s := source{from: "events AS e", filterFrom: "events AS e"}
-	if overrides {
+	if overrides && !q.Project.NoPersonOverrides {
 		s.from += "\n" + EventPersonJoin
 	}
 	if persons {
@@ -323,11 +323,11 @@ func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, s source) strin
 
 // insertPersonJoin writes the person join where the marker stands, at
 // the marker's indentation.
-func insertPersonJoin(sql string, b *binder) string {
+func insertPersonJoin(sql string, b *binder, personID string) string {
 	if !strings.Contains(sql, personJoinMarker) {
 		return sql
 	}
-	join := personJoinSQL(b)
+	join := personJoinSQL(b, personID)
 	lines := strings.Split(sql, "\n")
 	for i, l := range lines {
 		if k := strings.Index(l, personJoinMarker); k >= 0 {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/insightd/insightd/api"
@@ -121,6 +122,15 @@ func main() {
 		check(err)
 		stmt, err := querybuilder.BuildTrends(q)
 		check(err)
+		if strings.Contains(stmt.SQL, "person_overrides") { // as the endpoint does
+			rows, err := engine.Query(ctx, querybuilder.PersonOverridesStatement(*project))
+			check(err)
+			if len(rows.Data) == 0 {
+				q.Project.NoPersonOverrides = true
+				stmt, err = querybuilder.BuildTrends(q)
+				check(err)
+			}
+		}
 		stmt = querybuilder.WithLimits(stmt, querybuilder.Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000})
 		hand := querybuilder.Statement{SQL: tc.hand, Params: map[string]any{"team": *project, "from": from, "to": to}}
 
