@@ -33,37 +33,20 @@ type InsightInput struct {
 	Values map[string]any
 }
 
-// insightField is one writeable field: how to read a JSON value for it
-// and how to get its current value in the same shape, for diffs.
-type insightField struct {
-	name  string
-	parse func(raw json.RawMessage) (any, string)
-	get   func(i *Insight) any
-}
+type insightField = field[Insight]
 
 // ParseInsightInput checks the writeable fields present in body (any
 // subset). Fields that are not writeable (read-only or unknown) are
 // ignored, as for projects and as PostHog does; the first bad value is a
 // ValidationError naming it.
 func ParseInsightInput(body map[string]json.RawMessage) (InsightInput, error) {
-	in := InsightInput{Values: map[string]any{}}
 	if raw, ok := body["dashboards"]; ok {
 		if problem := checkDashboards(raw); problem != "" {
-			return in, &ValidationError{Attr: "dashboards", Detail: problem}
+			return InsightInput{Values: map[string]any{}}, &ValidationError{Attr: "dashboards", Detail: problem}
 		}
 	}
-	for _, f := range insightFields {
-		raw, ok := body[f.name]
-		if !ok {
-			continue
-		}
-		v, problem := f.parse(raw)
-		if problem != "" {
-			return in, &ValidationError{Attr: f.name, Detail: problem}
-		}
-		in.Values[f.name] = v
-	}
-	return in, nil
+	values, err := parseFields(insightFields, body)
+	return InsightInput{Values: values}, err
 }
 
 // checkDashboards accepts the deprecated dashboards list: integers, and

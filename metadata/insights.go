@@ -274,22 +274,7 @@ func (s *Store) UpdateInsight(ctx context.Context, p *Project, userID, id int64,
 	if before.Deleted && in.Values["deleted"] != false {
 		return nil, ErrNotFound
 	}
-	var sets []string
-	var args []any
-	var changes []Change
-	for _, f := range insightFields {
-		v, ok := in.Values[f.name]
-		if !ok {
-			continue
-		}
-		old := f.get(before)
-		if jsonEqual(old, v) {
-			continue
-		}
-		args = append(args, v)
-		sets = append(sets, fmt.Sprintf("%s = $%d", pq.QuoteIdentifier(f.name), len(args)))
-		changes = append(changes, Change{Type: "Insight", Field: f.name, Action: "changed", Before: old, After: v})
-	}
+	sets, args, changes := changedFields("Insight", insightFields, before, in.Values)
 	if len(sets) == 0 {
 		return before, nil
 	}

@@ -27,31 +27,14 @@ type ProjectInput struct {
 	Values map[string]any
 }
 
-// projectField is one writeable field: how to read a JSON value for it
-// and how to get its current value in the same shape, for diffs.
-type projectField struct {
-	name  string
-	parse func(raw json.RawMessage) (any, string)
-	get   func(p *Project) any
-}
+type projectField = field[Project]
 
 // ParseProjectInput checks the writeable fields present in body (any
 // subset). Fields that are not writeable (read-only or unknown) are
 // ignored, as PostHog does; the first bad value is a ValidationError.
 func ParseProjectInput(body map[string]json.RawMessage) (ProjectInput, error) {
-	in := ProjectInput{Values: map[string]any{}}
-	for _, f := range projectFields {
-		raw, ok := body[f.name]
-		if !ok {
-			continue
-		}
-		v, problem := f.parse(raw)
-		if problem != "" {
-			return in, &ValidationError{Attr: f.name, Detail: problem}
-		}
-		in.Values[f.name] = v
-	}
-	return in, nil
+	values, err := parseFields(projectFields, body)
+	return ProjectInput{Values: values}, err
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }

@@ -251,22 +251,7 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, 
 		return nil, err
 	}
 	org := before.OrganizationID
-	var sets []string
-	var args []any
-	var changes []Change
-	for _, f := range projectFields {
-		v, ok := in.Values[f.name]
-		if !ok {
-			continue
-		}
-		old := f.get(before)
-		if jsonEqual(old, v) {
-			continue
-		}
-		args = append(args, v)
-		sets = append(sets, fmt.Sprintf("%s = $%d", pq.QuoteIdentifier(f.name), len(args)))
-		changes = append(changes, Change{Type: "Project", Field: f.name, Action: "changed", Before: old, After: v})
-	}
+	sets, args, changes := changedFields("Project", projectFields, before, in.Values)
 	if len(sets) == 0 {
 		return before, nil
 	}
