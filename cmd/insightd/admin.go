@@ -47,14 +47,7 @@ func cmdBootstrap(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *email == "" || *org == "" {
 		return fmt.Errorf("%w: --email and --org are required", errUsage)
 	}
-	if err := sf.finish(); err != nil {
-		return err
-	}
-	log, err := sf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	store, _, err := sf.open(ctx, log)
+	_, store, _, err := sf.start(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -87,14 +80,7 @@ func cmdCreateKey(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			list = append(list, s)
 		}
 	}
-	if err := sf.finish(); err != nil {
-		return err
-	}
-	log, err := sf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	store, _, err := sf.open(ctx, log)
+	_, store, _, err := sf.start(ctx, stderr)
 	if err != nil {
 		return err
 	}

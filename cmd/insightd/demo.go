@@ -44,14 +44,7 @@ func cmdDemoData(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if err := sf.finish(); err != nil {
-		return err
-	}
-	log, err := sf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	store, engine, err := sf.open(ctx, log)
+	log, store, engine, err := sf.start(ctx, stderr)
 	if err != nil {
 		return err
 	}

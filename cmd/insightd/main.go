@@ -144,6 +144,20 @@ func (f *storeFlags) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})), nil
 }
 
+// start validates the flags, then opens the logger and the stores (the
+// engine only for commands that have OLAP flags); the caller closes them.
+func (f *storeFlags) start(ctx context.Context, stderr io.Writer) (*slog.Logger, *metadata.Store, olap.Engine, error) {
+	if err := f.finish(); err != nil {
+		return nil, nil, nil, err
+	}
+	log, err := f.logger(stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store, engine, err := f.open(ctx, log)
+	return log, store, engine, err
+}
+
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*metadata.Store, olap.Engine, error) {
 	store, err := metadata.Open(ctx, f.meta)
 	if err != nil {

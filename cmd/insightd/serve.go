@@ -28,17 +28,10 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := sf.finish(); err != nil {
-		return err
-	}
 	if err := acfg.Validate(); err != nil {
 		return err
 	}
-	log, err := sf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	store, engine, err := sf.open(ctx, log)
+	log, store, engine, err := sf.start(ctx, stderr)
 	if err != nil {
 		return err
 	}
