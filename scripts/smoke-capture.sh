@@ -3,14 +3,12 @@
 # server: send a batch (plain and gzip), a single event, see a bad event
 # refused with the field named, and the project marked as having events.
 # Usage: scripts/smoke-capture.sh BASE_URL PERSONAL_API_KEY
-set -euo pipefail
-BASE=${1:?base URL, e.g. http://127.0.0.1:8000}
-KEY=${2:?personal API key}
-fail() { echo "smoke: $*" >&2; exit 1; }
-field() { printf '%s' "$2" | grep -o "\"$1\": *\(\"[^\"]*\"\|[0-9]*\|true\|false\)" | head -n 1 | sed -E 's/^"[^"]*": *"?([^"]*)"?$/\1/'; }
+source "$(dirname "$0")/smoke-lib.sh"
+# status_body OUT: curl -w '\n%{http_code}' output as "STATUS BODY", for
+# the capture requests, which carry no personal key.
 status_body() { printf '%s %s' "$(tail -n 1 <<<"$1")" "$(sed '$d' <<<"$1")"; }
 
-r=$(status_body "$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$BASE/api/organizations/@current/projects/")")
+r=$(req GET /api/organizations/@current/projects/)
 [ "${r%% *}" = 200 ] || fail "list projects: $r"
 org=$(field organization "$r"); id=$(field id "${r#* }"); token=$(field api_token "$r")
 [ -n "$token" ] || fail "no project token in $r"
@@ -37,7 +35,7 @@ r=$(status_body "$(curl -sS -w '\n%{http_code}' -H 'Content-Type: application/js
 [ "${r%% *}" = 401 ] || fail "unknown token: $r"
 echo "unknown token: 401"
 
-r=$(status_body "$(curl -sS -w '\n%{http_code}' -H "Authorization: Bearer $KEY" "$BASE/api/organizations/$org/projects/$id/")")
+r=$(req GET "/api/organizations/$org/projects/$id/")
 [ "${r%% *}" = 200 ] && [ "$(field ingested_event "$r")" = true ] || fail "ingested_event: $r"
 echo "project: ingested_event true"
 echo "smoke: the capture flow works"

@@ -2,18 +2,7 @@
 # The projects flow a new user runs with curl, against a running server:
 # list projects, create one, patch it, reset its token, read its activity,
 # delete it. Usage: scripts/smoke-projects.sh BASE_URL PERSONAL_API_KEY
-set -euo pipefail
-BASE=${1:?base URL, e.g. http://127.0.0.1:8000}
-KEY=${2:?personal API key}
-fail() { echo "smoke: $*" >&2; exit 1; }
-# field NAME JSON: the first string or number value of NAME in JSON.
-field() { printf '%s' "$2" | grep -o "\"$1\": *\(\"[^\"]*\"\|[0-9]*\)" | head -n 1 | sed -E 's/^"[^"]*": *"?([^"]*)"?$/\1/'; }
-req() { # METHOD PATH [BODY] -> prints "STATUS BODY"
-  local out
-  out=$(curl -sS -w '\n%{http_code}' -X "$1" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
-    ${3:+--data "$3"} "$BASE$2")
-  printf '%s %s' "$(tail -n 1 <<<"$out")" "$(sed '$d' <<<"$out")"
-}
+source "$(dirname "$0")/smoke-lib.sh"
 
 r=$(req GET /api/organizations/@current/projects/); [ "${r%% *}" = 200 ] || fail "list: $r"
 org=$(field organization "$r"); [ -n "$org" ] || fail "no organization in $r"
