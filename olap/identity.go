@@ -353,7 +353,7 @@ func illegalDistinctID(d string) bool {
 	return illegalDistinctIDs[strings.ToLower(strings.TrimSpace(d))]
 }
 
-// rows turns the pending persons into rows, each with a fresh version.
+// personRows turns the pending persons into rows, each with a fresh version.
 func (p *pending) personRows(clock *versionClock) [][]any {
 	rows := make([][]any, 0, len(p.persons))
 	for per, team := range p.persons {

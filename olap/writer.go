@@ -135,9 +135,7 @@ type WriteResult struct {
 	// Stored counts events written; Duplicates those already stored (or
 	// sent twice) under the same uuid, which were dropped.
 	Stored, Duplicates int
-	// Teams lists the projects that received events.
-	Teams []int64
-	Err   error
+	Err                error
 }
 
 // NewWriter starts a writer; Close stops it. Zero fields of cfg take
@@ -336,7 +334,7 @@ func (w *Writer) writeLoop(in <-chan *batch, out chan<- *batch) {
 			for i, r := range b.group {
 				res := b.results[i]
 				if b.err != nil {
-					res = WriteResult{Teams: res.Teams, Err: b.err}
+					res = WriteResult{Err: b.err}
 				}
 				r.result <- res
 			}

@@ -66,7 +66,6 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	var retried, known []int
 	now := time.Now().UTC()
 	for gi, r := range group {
-		rteams := map[int64]bool{}
 		for i := range r.events {
 			c := &r.events[i]
 			if seen[c.UUID] || (c.ClientUUID && inflight[teamUUID{c.TeamID, c.UUID}] > 0) {
@@ -93,10 +92,6 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 			events = append(events, ev)
 			updates = append(updates, c.Person)
 			owner = append(owner, gi)
-			if !rteams[ev.TeamID] {
-				rteams[ev.TeamID] = true
-				b.results[gi].Teams = append(b.results[gi].Teams, ev.TeamID)
-			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
