@@ -28,12 +28,6 @@ var analysisLimits = querybuilder.Limits{
 	MaxResultRows:    1_000_000,
 }
 
-// ClickHouse error codes only analyses meet.
-const (
-	codeMemoryLimitExceeded int32 = 241
-	codeTooManyRows         int32 = 396
-)
-
 func (s *Server) analyticsRoutes(api *gin.RouterGroup) {
 	g := api.Group("/projects/:project_id/insights", checkFormat)
 	read := requireScope("insight:read")
@@ -271,11 +265,11 @@ func analysisError(err error) error {
 		return err
 	}
 	switch code {
-	case codeTooManyRows:
+	case olap.CodeTooManyRows:
 		return &Error{Kind: KindInvalid, Code: "result_too_large", Err: err, Detail: fmt.Sprintf(
 			"The analysis would return more than %d rows: use a shorter range, a coarser interval or a lower breakdown_limit.",
 			analysisLimits.MaxResultRows)}
-	case codeMemoryLimitExceeded:
+	case olap.CodeMemoryLimitExceeded:
 		return &Error{Kind: KindUnavailable, Code: "query_memory_limit", Err: err,
 			Detail: "The analysis needs more memory than the server allows: use a shorter range or fewer breakdown values."}
 	case olap.CodeCannotCompileRegexp:

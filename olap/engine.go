@@ -176,6 +176,8 @@ const (
 	CodeBadQueryParameter   int32 = 457
 	CodeUnknownQueryParam   int32 = 456
 	CodeCannotCompileRegexp int32 = 427
+	CodeMemoryLimitExceeded int32 = 241
+	CodeTooManyRows         int32 = 396
 )
 
 // withTimeout applies the configured query timeout unless ctx already ends sooner.
