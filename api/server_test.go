@@ -5,13 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/insightd/insightd/metadata/metadatatest"
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/olaptest"
 )
 
 // engine is the embedded ClickHouse shared by this package's tests (chDB
@@ -27,28 +26,7 @@ import (
 var engine olap.Engine
 
 func TestMain(m *testing.M) {
-	lib := os.Getenv("INSIGHTD_CHDB_LIB")
-	if lib == "" {
-		fmt.Fprintln(os.Stderr, "INSIGHTD_CHDB_LIB is not set: run `make test` (it fetches chDB and sets it)")
-		os.Exit(1)
-	}
-	dir, err := os.MkdirTemp("", "insightd-api-test-")
-	if err != nil {
-		panic(err)
-	}
-	engine, err = olap.OpenEmbedded(olap.Config{ChDBLib: lib, DataDir: dir, QueryTimeout: time.Minute, Connections: 4}, quietLog())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if _, err := olap.Migrate(context.Background(), engine); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	engine.Close()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	olaptest.Main(m, time.Minute, func(e *olap.Embedded) { engine = e })
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -1,11 +1,6 @@
 package querybuilder_test
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -13,6 +8,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/olaptest"
 )
 
 // The engine-backed tests live in this external test package: olap
@@ -24,15 +20,14 @@ var (
 	engineOnce sync.Once
 	engine     *olap.Embedded
 	engineErr  error
-	engineDir  string
+	engineDone func()
 	teamSeq    atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if engine != nil {
-		engine.Close()
-		os.RemoveAll(engineDir)
+	if engineDone != nil {
+		engineDone()
 	}
 	os.Exit(code)
 }
@@ -40,21 +35,7 @@ func TestMain(m *testing.M) {
 func testEngine(t *testing.T) *olap.Embedded {
 	t.Helper()
 	engineOnce.Do(func() {
-		lib := os.Getenv("INSIGHTD_CHDB_LIB")
-		if lib == "" {
-			engineErr = errors.New("INSIGHTD_CHDB_LIB is not set: run `make test` (it fetches chDB and sets it)")
-			return
-		}
-		engineDir, engineErr = os.MkdirTemp("", "insightd-querybuilder-test-")
-		if engineErr != nil {
-			return
-		}
-		engine, engineErr = olap.OpenEmbedded(olap.Config{ChDBLib: lib, DataDir: engineDir, QueryTimeout: time.Minute, Connections: 4},
-			slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if engineErr != nil {
-			return
-		}
-		_, engineErr = olap.Migrate(context.Background(), engine)
+		engine, engineDone, engineErr = olaptest.Open(time.Minute)
 	})
 	if engineErr != nil {
 		t.Fatal(engineErr)
@@ -64,5 +45,3 @@ func testEngine(t *testing.T) *olap.Embedded {
 
 // newTeam is a project id no other test uses.
 func newTeam() int64 { return time.Now().UnixNano()/1000 + teamSeq.Add(1) }
-
-var _ = fmt.Sprintf

@@ -3,15 +3,13 @@ package synth
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/olaptest"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -20,29 +18,7 @@ import (
 var engine olap.Engine
 
 func TestMain(m *testing.M) {
-	lib := os.Getenv("INSIGHTD_CHDB_LIB")
-	if lib == "" {
-		fmt.Fprintln(os.Stderr, "INSIGHTD_CHDB_LIB is not set: run `make test` (it fetches chDB and sets it)")
-		os.Exit(1)
-	}
-	dir, err := os.MkdirTemp("", "insightd-synth-test-")
-	if err != nil {
-		panic(err)
-	}
-	engine, err = olap.Open(context.Background(), olap.Config{ChDBLib: lib, DataDir: dir, QueryTimeout: 10 * time.Minute, Connections: 4},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if _, err := olap.Migrate(context.Background(), engine); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	engine.Close()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	olaptest.Main(m, 10*time.Minute, func(e *olap.Embedded) { engine = e })
 }
 
 // end is the last day of every test's range.
