@@ -174,19 +174,7 @@ func (s *Store) insightWhere(ctx context.Context, tx *sqlx.Tx, where string, arg
 // pool (nil) with a statement prepared once.
 func (s *Store) oneInsight(ctx context.Context, tx *sqlx.Tx, query string, args ...any) (*Insight, error) {
 	var row insightRow
-	var err error
-	if tx != nil {
-		err = tx.GetContext(ctx, &row, query, args...)
-	} else {
-		var st *sqlx.Stmt
-		if st, err = s.prepared(ctx, query); err == nil {
-			err = st.GetContext(ctx, &row, args...)
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
+	if err := s.getOne(ctx, tx, &row, query, args...); err != nil {
 		return nil, err
 	}
 	i := row.insight()

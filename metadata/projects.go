@@ -3,7 +3,6 @@ package metadata
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -179,19 +178,7 @@ func (s *Store) getProject(ctx context.Context, tx *sqlx.Tx, userID int64, where
 	var p Project
 	query := projectSelect + " WHERE " + where
 	args = append([]any{userID}, args...)
-	var err error
-	if tx != nil {
-		err = tx.GetContext(ctx, &p, query, args...)
-	} else {
-		var st *sqlx.Stmt
-		if st, err = s.prepared(ctx, query); err == nil {
-			err = st.GetContext(ctx, &p, args...)
-		}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
+	if err := s.getOne(ctx, tx, &p, query, args...); err != nil {
 		return nil, err
 	}
 	return &p, nil

@@ -5,6 +5,7 @@ package metadata
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -185,4 +186,22 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		applied = append(applied, m.Version)
 	}
 	return applied, nil
+}
+
+// getOne reads one row into dest through tx, or through the pool (nil tx)
+// with the statement prepared once; ErrNotFound when there is none.
+func (s *Store) getOne(ctx context.Context, tx *sqlx.Tx, dest any, query string, args ...any) error {
+	var err error
+	if tx != nil {
+		err = tx.GetContext(ctx, dest, query, args...)
+	} else {
+		var st *sqlx.Stmt
+		if st, err = s.prepared(ctx, query); err == nil {
+			err = st.GetContext(ctx, dest, args...)
+		}
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
 }
