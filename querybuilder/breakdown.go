@@ -65,7 +65,12 @@ func parseBreakdown(p Params, defaultLimit int, pr *problems) *Breakdown {
 // valueSQL is an event's raw breakdown value: the property as text, with
 // a missing or empty value as BreakdownNull.
 func (bd *Breakdown) valueSQL(b *binder) string {
-	x := propertyText(bd.Type, bd.Property, b)
+	return nullBreakdown(propertyText(bd.Type, bd.Property, b), b)
+}
+
+// nullBreakdown is a raw property text x as a breakdown value: an empty
+// one is BreakdownNull.
+func nullBreakdown(x string, b *binder) string {
 	return "if(empty(" + x + "), " + b.named("breakdown_null", "String", BreakdownNull) + ", " + x + ")"
 }
 

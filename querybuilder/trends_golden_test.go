@@ -40,6 +40,9 @@ func trendsGolden() map[string]string {
 		"formula":                   `{"events": [{"id": "signup"}, {"id": "$pageview", "math": "dau"}], "formula": "(A / B) * 100", "date_from": "-7d"}`,
 		"filter_test_accounts":      `{"events": [{"id": "$pageview"}], "filter_test_accounts": true, "date_from": "-7d"}`,
 		"entity_and_global_filters": `{"events": [{"id": "$pageview", "properties": [{"key": "$current_url", "value": "/docs", "operator": "icontains"}]}], "properties": {"type": "OR", "values": [{"key": "plan", "value": "pro", "type": "person"}, {"key": "$os", "value": "Mac"}]}, "date_from": "-7d"}`,
+		"person_filter":             pageview(`, "properties": [{"key": "plan", "value": "pro", "type": "person"}]`),
+		"person_filter_is_not_set":  pageview(`, "properties": [{"key": "plan", "operator": "is_not_set", "type": "person"}, {"key": "$browser", "value": "Chrome"}]`),
+		"person_filter_regex":       pageview(`, "properties": [{"key": "plan", "value": "^pro", "operator": "regex", "type": "person"}]`),
 		"aggregation_group":         `{"events": [{"id": "$pageview", "math": "dau"}], "aggregation_group_type_index": 2, "date_from": "-7d"}`,
 		"date_from_all":             `{"events": [{"id": "$pageview"}], "date_from": "all", "interval": "month"}`,
 	}

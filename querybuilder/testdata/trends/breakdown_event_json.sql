@@ -6,16 +6,19 @@ FROM (
         FROM (
             SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
             FROM (
-                SELECT ts_bucket, breakdown_value, count() AS c
+                SELECT *, if(empty(breakdown_raw), {breakdown_null:String}, breakdown_raw) AS breakdown_value
                 FROM (
-                    SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                        if(empty(JSONExtractString(e.properties, {p1:String})), {breakdown_null:String}, JSONExtractString(e.properties, {p1:String})) AS breakdown_value
-                    FROM events AS e
-                    WHERE e.team_id = {team:Int64}
-                      AND e.event = {p0:String}
-                      AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                    SELECT ts_bucket, breakdown_raw, count() AS c
+                    FROM (
+                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+                            JSONExtractString(e.properties, {p1:String}) AS breakdown_raw
+                        FROM events AS e
+                        WHERE e.team_id = {team:Int64}
+                          AND e.event = {p0:String}
+                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                    )
+                    GROUP BY ts_bucket, breakdown_raw
                 )
-                GROUP BY ts_bucket, breakdown_value
             )
         )
     )

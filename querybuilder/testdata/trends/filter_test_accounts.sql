@@ -8,15 +8,12 @@ FROM (
             SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
             FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
         ) AS po ON e.person_id = po.old_person_id
-        LEFT JOIN (
-            SELECT id,
-                argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
-            FROM persons WHERE team_id = {team:Int64}
-            GROUP BY id HAVING argMax(is_deleted, version) = 0
-        ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
-          AND positionCaseInsensitiveUTF8(pp.pp_0, {p2:String}) = 0
+          AND if(empty(po.override_person_id), e.person_id, po.override_person_id) NOT IN (
+              SELECT id FROM persons WHERE team_id = {team:Int64}
+              GROUP BY id HAVING argMax(is_deleted = 0 AND NOT (positionCaseInsensitiveUTF8((JSONExtractString(properties, {p1:String})), {p2:String}) = 0), version)
+          )
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
     GROUP BY ts_bucket
