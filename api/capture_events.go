@@ -77,48 +77,29 @@ type payload struct {
 // checked in full; errors name "batch[i].field" or, for a single event,
 // the field.
 func parsePayload(body []byte, now time.Time) (*payload, error) {
+	return parsePayloadScan(body, now, true)
+}
+
+// parsePayloadScan is parsePayload; scan=false leaves scanBatch out (the
+// tests compare the two ways).
+func parsePayloadScan(body []byte, now time.Time, scan bool) (*payload, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
 		return nil, Invalid("", "The body is empty: send an event or a batch.")
 	}
 	var env envelope
 	var wes []wireEvent
+	var heads []propertyHead
+	fast := false
+	if scan {
+		env, wes, heads, fast = scanBatch(body)
+	}
 	single := false
-	switch body[0] {
-	case '[':
-		// posthog-js sends a bare array of events.
+	if !fast {
 		var err error
-		if wes, err = wireEvents(body); err != nil {
+		if env, wes, single, err = decodePayload(body); err != nil {
 			return nil, err
 		}
-	case '{':
-		// The common case decodes in one pass; a failure goes the slow
-		// way to say what is wrong.
-		var fast struct {
-			envelope
-			Batch []wireEvent `json:"batch"`
-		}
-		if json.Unmarshal(body, &fast) == nil {
-			env, wes = fast.envelope, fast.Batch
-			single = fast.Batch == nil
-			break
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			return nil, malformed(err)
-		}
-		if !isPresent(env.Batch) {
-			single = true
-			break
-		}
-		if env.Batch[0] != '[' {
-			return nil, Invalid("batch", "batch must be a list of events.")
-		}
-		var err error
-		if wes, err = wireEvents(env.Batch); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, malformed(nil)
 	}
 	if !single && len(wes) > maxBatchEvents {
 		return nil, &Error{Kind: KindTooLarge, Code: "batch_too_large", Attr: "batch",
@@ -140,7 +121,7 @@ func parsePayload(body []byte, now time.Time) (*payload, error) {
 
 	p := &payload{token: firstString(env.APIKey, env.Token, env.DollarToken)}
 	if single {
-		c, token, err := parseEvent(&env.wireEvent, nil, now, "")
+		c, token, err := parseEvent(&env.wireEvent, nil, nil, now, "")
 		if err != nil {
 			return nil, err
 		}
@@ -152,9 +133,15 @@ func parsePayload(body []byte, now time.Time) (*payload, error) {
 	}
 	p.events = make([]olap.Capture, len(wes))
 	for i := range wes {
-		prefix := "batch[" + strconv.Itoa(i) + "]."
-		c, token, err := parseEvent(&wes[i], batchSentAt, now, prefix)
+		var head *propertyHead
+		if heads != nil {
+			head = &heads[i]
+		}
+		c, token, err := parseEvent(&wes[i], head, batchSentAt, now, "")
 		if err != nil {
+			// Again, to name the event in the error (the prefix costs an
+			// allocation per event otherwise).
+			_, _, err = parseEvent(&wes[i], head, batchSentAt, now, "batch["+strconv.Itoa(i)+"].")
 			return nil, err
 		}
 		p.events[i] = c
@@ -163,6 +150,46 @@ func parsePayload(body []byte, now time.Time) (*payload, error) {
 		}
 	}
 	return p, nil
+}
+
+// decodePayload is parsePayload's way for bodies scanBatch leaves:
+// single events and anything unusual or wrong, which it names.
+func decodePayload(body []byte) (env envelope, wes []wireEvent, single bool, err error) {
+	switch body[0] {
+	case '[':
+		// posthog-js sends a bare array of events.
+		if wes, err = wireEvents(body); err != nil {
+			return env, nil, false, err
+		}
+	case '{':
+		// The common case decodes in one pass; a failure goes the slow
+		// way to say what is wrong.
+		var fast struct {
+			envelope
+			Batch []wireEvent `json:"batch"`
+		}
+		if json.Unmarshal(body, &fast) == nil {
+			env, wes = fast.envelope, fast.Batch
+			single = fast.Batch == nil
+			break
+		}
+		if err = json.Unmarshal(body, &env); err != nil {
+			return env, nil, false, malformed(err)
+		}
+		if !isPresent(env.Batch) {
+			single = true
+			break
+		}
+		if env.Batch[0] != '[' {
+			return env, nil, false, Invalid("batch", "batch must be a list of events.")
+		}
+		if wes, err = wireEvents(env.Batch); err != nil {
+			return env, nil, false, err
+		}
+	default:
+		return env, nil, false, malformed(nil)
+	}
+	return env, wes, single, nil
 }
 
 // wireEvents decodes a list of events, saying which one is not an object
@@ -194,8 +221,9 @@ func malformed(err error) *Error {
 }
 
 // parseEvent validates one event. It returns the token the event carries,
-// if any.
-func parseEvent(we *wireEvent, batchSentAt *time.Time, now time.Time, prefix string) (olap.Capture, string, error) {
+// if any. scanned is what scanBatch read of the event's properties, or nil
+// for them to be read here.
+func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, now time.Time, prefix string) (olap.Capture, string, error) {
 	var c olap.Capture
 	name, ok := jsonString(we.Event)
 	switch {
@@ -214,7 +242,9 @@ func parseEvent(we *wireEvent, batchSentAt *time.Time, now time.Time, prefix str
 		if we.Properties[0] != '{' {
 			return c, "", Invalid(prefix+"properties", "properties must be a JSON object.")
 		}
-		if mayHaveCaptureKeys(we.Properties) && json.Unmarshal(we.Properties, &head) != nil {
+		if scanned != nil {
+			head = *scanned
+		} else if mayHaveCaptureKeys(we.Properties) && json.Unmarshal(we.Properties, &head) != nil {
 			return c, "", Invalid(prefix+"properties", "properties must be a JSON object.")
 		}
 		props = string(we.Properties)
@@ -379,6 +409,12 @@ func distinctIDValue(raw json.RawMessage) (string, error) {
 
 // personUpdate reads what the event asks of its person.
 func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string) (*olap.PersonUpdate, error) {
+	switch {
+	case isPresent(head.Set) || isPresent(head.SetOnce) || isPresent(head.Unset) || isPresent(we.Set) || isPresent(we.SetOnce):
+	case name == "$identify" || name == "$create_alias" || name == "$merge_dangerously":
+	default:
+		return nil, nil // most events: nothing for the person
+	}
 	u := &olap.PersonUpdate{}
 	objects := []struct {
 		raw  json.RawMessage
@@ -480,8 +516,13 @@ func isPresent(raw json.RawMessage) bool {
 }
 
 func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
+	}
+	// raw is valid JSON: without escapes or bytes that are not UTF-8
+	// (which decoding replaces), the text between the quotes is the value.
+	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), true
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {

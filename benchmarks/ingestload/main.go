@@ -46,6 +46,8 @@ func main() {
 	persons := flag.Int("persons", 20000, "distinct ids events are spread over")
 	withUUIDs := flag.Bool("uuids", true, "send a uuid with each event, as posthog-js does (exercises the retry check)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	httpProfile := flag.String("httpprofile", "", "write a CPU profile of each round's HTTP sending to this file plus .N "+
+		"(go tool pprof merges several)")
 	warmup := flag.Duration("warmup", 20*time.Second, "wait after the server starts, as a running server has: "+
 		"it vouches for new uuids only when they were made after it started (see olap/recent.go)")
 	flag.Parse()
@@ -60,14 +62,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*batch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup); err != nil {
+	if err := run(*batch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestload:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration) error {
+func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	ocfg, err := olap.ConfigFromEnv()
@@ -133,7 +135,20 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 				return err
 			}
 		}
+		if httpProfile != "" {
+			f, err := os.Create(fmt.Sprintf("%s.%d", httpProfile, r))
+			if err != nil {
+				return err
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer f.Close()
+		}
 		h, err := timed(senders, requests, func(i int) error { return post(client, url, bodies[i]) })
+		if httpProfile != "" {
+			pprof.StopCPUProfile()
+		}
 		if err != nil {
 			return fmt.Errorf("http: %w", err)
 		}
