@@ -76,7 +76,7 @@ func samePayload(t *testing.T, body string, a, b *payload, errA, errB error) {
 	for i := range a.events {
 		x, y := a.events[i], b.events[i]
 		if !x.ClientUUID {
-			x.UUID, y.UUID = y.UUID, y.UUID
+			x.UUID = y.UUID
 		}
 		if !reflect.DeepEqual(x, y) {
 			t.Fatalf("%q: event %d: scan gave\n%+v\nencoding/json gave\n%+v", body, i, x, y)

@@ -32,6 +32,9 @@ type WriterConfig struct {
 	// its insert (default 20ms). A busy server fills inserts while the
 	// previous one runs, so this only matters when traffic is light.
 	Linger time.Duration
+	// Inserts is how many batches are inserted at once (default 2). A
+	// batch waits for a free insert gathering more requests (see gather).
+	Inserts int
 	// IdentityCache bounds the distinct ids held in memory (default 2M).
 	IdentityCache int
 	// Timeout bounds one flush: lookups and inserts (default 60s).
@@ -45,11 +48,12 @@ type WriterConfig struct {
 
 // DefaultWriterConfig is the configuration without any setting.
 func DefaultWriterConfig() WriterConfig {
-	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, IdentityCache: 2_000_000, Timeout: time.Minute}
+	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, Inserts: 2, IdentityCache: 2_000_000, Timeout: time.Minute}
 }
 
-// WriterConfigFromEnv reads INSIGHTD_INGEST_MAX_EVENTS and
-// INSIGHTD_INGEST_LINGER (a Go duration or milliseconds).
+// WriterConfigFromEnv reads INSIGHTD_INGEST_MAX_EVENTS,
+// INSIGHTD_INGEST_LINGER (a Go duration or milliseconds) and
+// INSIGHTD_INGEST_INSERTS.
 func WriterConfigFromEnv() (WriterConfig, error) {
 	c := DefaultWriterConfig()
 	if v := os.Getenv("INSIGHTD_INGEST_MAX_EVENTS"); v != "" {
@@ -58,6 +62,13 @@ func WriterConfigFromEnv() (WriterConfig, error) {
 			return c, fmt.Errorf("INSIGHTD_INGEST_MAX_EVENTS: %w", err)
 		}
 		c.MaxEvents = n
+	}
+	if v := os.Getenv("INSIGHTD_INGEST_INSERTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("INSIGHTD_INGEST_INSERTS: %w", err)
+		}
+		c.Inserts = n
 	}
 	if v := os.Getenv("INSIGHTD_INGEST_LINGER"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -81,6 +92,9 @@ func (c WriterConfig) Validate() error {
 	}
 	if c.Linger < 0 || c.Linger > time.Second {
 		errs = append(errs, fmt.Errorf("ingest linger must be 0..1s, got %s", c.Linger))
+	}
+	if c.Inserts < 1 || c.Inserts > 16 {
+		errs = append(errs, fmt.Errorf("ingest inserts must be 1..16, got %d", c.Inserts))
 	}
 	if c.IdentityCache < 1 {
 		errs = append(errs, errors.New("identity cache size must be positive"))
@@ -147,6 +161,9 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	}
 	if cfg.Linger == 0 {
 		cfg.Linger = d.Linger
+	}
+	if cfg.Inserts == 0 {
+		cfg.Inserts = d.Inserts
 	}
 	if cfg.IdentityCache == 0 {
 		cfg.IdentityCache = d.IdentityCache
@@ -224,7 +241,10 @@ func (w *Writer) loop() {
 	go w.writeLoop(toWrite, written)
 	inflight := map[teamUUID]int{}
 	var gen uint64
+	// pending counts batches handed to writeLoop and not yet settled.
+	pending := 0
 	settle := func(b *batch) {
+		pending--
 		for _, k := range b.inflight {
 			if inflight[k]--; inflight[k] <= 0 {
 				delete(inflight, k)
@@ -240,6 +260,7 @@ func (w *Writer) loop() {
 	}
 	send := func(group []*writeRequest) {
 		b := w.prepare(group, gen, inflight)
+		pending++
 		for {
 			select {
 			case toWrite <- b:
@@ -252,7 +273,7 @@ func (w *Writer) loop() {
 	for {
 		select {
 		case r := <-w.in:
-			send(w.gather(r))
+			send(w.gather(r, written, settle, func() bool { return pending >= w.cfg.Inserts }))
 		case d := <-written:
 			settle(d)
 		case <-w.quit:
@@ -260,7 +281,7 @@ func (w *Writer) loop() {
 			for queued := true; queued; {
 				select {
 				case r := <-w.in:
-					send(w.gather(r))
+					send(w.gather(r, nil, settle, func() bool { return false }))
 				default:
 					queued = false
 				}
@@ -274,19 +295,30 @@ func (w *Writer) loop() {
 	}
 }
 
-// gather waits up to Linger for more requests to join first's insert.
-func (w *Writer) gather(first *writeRequest) []*writeRequest {
+// gather waits up to Linger for more requests to join first's insert,
+// and past it for as long as busy says every insert is taken: the batch
+// could not be written sooner, and each insert costs the engine a part
+// (several milliseconds of CPU whatever its size) and later merges, so
+// under load fewer, larger inserts store more events per second.
+// Batches that finish meanwhile are settled.
+func (w *Writer) gather(first *writeRequest, written <-chan *batch, settle func(*batch), busy func() bool) []*writeRequest {
 	group := []*writeRequest{first}
 	n := len(first.events)
 	timer := time.NewTimer(w.cfg.Linger)
 	defer timer.Stop()
+	lingered := false
 	for n < w.cfg.MaxEvents {
+		if lingered && !busy() {
+			return group
+		}
 		select {
 		case r := <-w.in:
 			group = append(group, r)
 			n += len(r.events)
+		case d := <-written:
+			settle(d)
 		case <-timer.C:
-			return group
+			lingered = true
 		case <-w.quit:
 			return group
 		}
@@ -294,18 +326,13 @@ func (w *Writer) gather(first *writeRequest) []*writeRequest {
 	return group
 }
 
-// writeInserts is how many batches writeLoop inserts at once. One insert
-// runs on one core; two keep both of a small machine's busy while the
-// next batch is prepared.
-const writeInserts = 2
-
-// writeLoop inserts prepared batches, writeInserts at a time, and answers
+// writeLoop inserts prepared batches, Inserts at a time, and answers
 // them in order. A batch whose insert succeeded still fails when an
 // earlier batch it may depend on failed (see loop); its events' uuids were
 // recorded, so the clients' resends are recognized.
 func (w *Writer) writeLoop(in <-chan *batch, out chan<- *batch) {
 	defer close(out)
-	slots := make(chan struct{}, writeInserts)
+	slots := make(chan struct{}, w.cfg.Inserts)
 	var prev *batch
 	var wg sync.WaitGroup
 	for b := range in {

@@ -479,3 +479,50 @@ func TestASoleWriterRemembersTheUUIDsItStored(t *testing.T) {
 		t.Fatalf("want 7 events, got %d", got)
 	}
 }
+
+// gatedEngine holds event inserts until open is closed.
+type gatedEngine struct {
+	Engine
+	open    chan struct{}
+	started chan struct{}
+}
+
+func (g *gatedEngine) InsertEvents(ctx context.Context, events []Event) error {
+	select {
+	case g.started <- struct{}{}:
+	default:
+	}
+	<-g.open
+	return g.Engine.InsertEvents(ctx, events)
+}
+
+func TestRequestsArrivingWhileEveryInsertIsBusyShareTheNextInsert(t *testing.T) {
+	team := newTeam()
+	g := &gatedEngine{Engine: engine, open: make(chan struct{}), started: make(chan struct{}, 1)}
+	w := NewWriter(g, slog.New(slog.NewTextHandler(io.Discard, nil)), WriterConfig{Linger: time.Millisecond, Inserts: 1})
+	t.Cleanup(w.Close)
+	var wg sync.WaitGroup
+	write := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res := w.Write(context.Background(), []Capture{capture(team, "e", fmt.Sprintf("u%d", i), t0, nil)}); res.Err != nil {
+				t.Error(res.Err)
+			}
+		}()
+	}
+	write(0)
+	<-g.started // the only insert is now busy with the first request
+	for i := 1; i <= 3; i++ {
+		write(i)
+		time.Sleep(5 * time.Millisecond) // past the linger each time
+	}
+	close(g.open)
+	wg.Wait()
+	if got := w.Stats().Flushes.Load(); got != 2 {
+		t.Fatalf("want the three later requests in one insert after the first (2 flushes), got %d flushes", got)
+	}
+	if got := eventCount(t, team); got != 4 {
+		t.Fatalf("want 4 events stored, got %d", got)
+	}
+}
