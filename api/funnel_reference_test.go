@@ -1,0 +1,569 @@
+package api
+
+// A brute-force evaluator of the funnel semantics decided in
+// .scratch/funnel-semantics.md, written from the text alone and with no
+// SQL in sight: it is the oracle the HTTP funnel tests compare the server
+// with. It walks each person's events in Go, one attempt at a time, and
+// favours being obviously right over being fast.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+const (
+	refNull  = "$$_posthog_breakdown_null_$$"
+	refOther = "$$_posthog_breakdown_other_$$"
+)
+
+// refEvent is one event as sent to /batch/. An $identify event merges
+// Props["$anon_distinct_id"] into its DistinctID; Props["$set"] sets person
+// properties.
+type refEvent struct {
+	UUID, DistinctID, Event string
+	At                      time.Time
+	Props                   map[string]any
+}
+
+// refStep is one funnel step (or exclusion): an event name, or any event
+// when Any, and exact-match event property conditions.
+type refStep struct {
+	Event string
+	Any   bool
+	Props map[string]string
+}
+
+func (s refStep) matches(e refEvent) bool {
+	if !s.Any && e.Event != s.Event {
+		return false
+	}
+	for k, v := range s.Props {
+		if refString(e.Props[k]) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// key says when two step definitions are identical (unordered funnels
+// need m distinct events for a definition repeated m times).
+func (s refStep) key() string {
+	keys := make([]string, 0, len(s.Props))
+	for k := range s.Props {
+		keys = append(keys, fmt.Sprintf("%q=%q", k, s.Props[k]))
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("%v|%q|%s", s.Any, s.Event, strings.Join(keys, ","))
+}
+
+type refExclusion struct {
+	Event    string
+	From, To int
+}
+
+// refFunnel is a funnel request as the reference reads it.
+type refFunnel struct {
+	Steps []refStep
+	Order string // ordered (default), strict, unordered
+	// Window: WindowDays > 0 overrides Interval (default 14) x Unit (default day).
+	WindowInterval int
+	WindowUnit     string
+	WindowDays     int
+	// DateFrom, DateTo are ISO dates; with interval=day the range is
+	// [DateFrom 00:00, DateTo+1 00:00) in Loc (nil = UTC).
+	DateFrom, DateTo string
+	Loc              *time.Location
+	// Properties are global exact-match event property filters.
+	Properties      map[string]string
+	Exclusions      []refExclusion
+	Breakdown       string
+	BreakdownType   string // event (default) or person
+	Attribution     string // first_touch (default), last_touch, step
+	AttributionStep int
+	BreakdownLimit  int // 0 = 10
+	FromStep        int
+	ToStep          int // 0 = last (a to step is always after the from step)
+}
+
+func (f refFunnel) order() string {
+	if f.Order == "" {
+		return "ordered"
+	}
+	return f.Order
+}
+
+func (f refFunnel) loc() *time.Location {
+	if f.Loc == nil {
+		return time.UTC
+	}
+	return f.Loc
+}
+
+func (f refFunnel) toStep() int {
+	if f.ToStep <= 0 {
+		return len(f.Steps) - 1
+	}
+	return f.ToStep
+}
+
+// window is the conversion window as a duration, by the spec's table.
+func (f refFunnel) window() time.Duration {
+	day := 24 * time.Hour
+	if f.WindowDays > 0 {
+		return time.Duration(f.WindowDays) * day
+	}
+	n := f.WindowInterval
+	if n == 0 {
+		n = 14
+	}
+	unit := map[string]time.Duration{"second": time.Second, "minute": time.Minute, "hour": time.Hour,
+		"day": day, "week": 7 * day, "month": 30 * day}[strings.ToLower(f.WindowUnit)]
+	if f.WindowUnit == "" {
+		unit = day
+	}
+	return time.Duration(n) * unit
+}
+
+func (f refFunnel) dateRange() (from, to time.Time) {
+	d1, err1 := time.ParseInLocation("2006-01-02", f.DateFrom, f.loc())
+	d2, err2 := time.ParseInLocation("2006-01-02", f.DateTo, f.loc())
+	if err1 != nil || err2 != nil {
+		panic(fmt.Sprintf("reference: bad dates %q %q", f.DateFrom, f.DateTo))
+	}
+	return d1, d2.AddDate(0, 0, 1)
+}
+
+// refPerson is one person's read events (sorted by time, then uuid text)
+// and the counted attempt: Path[j] is the position of step j's event.
+type refPerson struct {
+	ID       string
+	Events   []refEvent
+	Path     []int
+	Excluded bool
+	Value    string // breakdown value
+}
+
+func (p *refPerson) level() int { return len(p.Path) }
+
+// seconds between the events at positions i and j (j later).
+func (p *refPerson) seconds(i, j int) float64 {
+	return float64(p.Events[j].At.Sub(p.Events[i].At).Microseconds()) / 1e6
+}
+
+// refIdentities maps every distinct id to its person through $identify
+// merges, and gives each person's properties ($set in send order).
+func refIdentities(all []refEvent) (personOf func(string) string, props map[string]map[string]any) {
+	parent := map[string]string{}
+	var find func(string) string
+	find = func(id string) string {
+		p, ok := parent[id]
+		if !ok || p == id {
+			return id
+		}
+		root := find(p)
+		parent[id] = root
+		return root
+	}
+	for _, e := range all {
+		if e.Event != "$identify" {
+			continue
+		}
+		if anon, ok := e.Props["$anon_distinct_id"].(string); ok && anon != "" {
+			a, b := find(anon), find(e.DistinctID)
+			if a != b {
+				parent[a] = b
+			}
+		}
+	}
+	props = map[string]map[string]any{}
+	for _, e := range all {
+		set, ok := e.Props["$set"].(map[string]any)
+		if !ok {
+			continue
+		}
+		p := find(e.DistinctID)
+		if props[p] == nil {
+			props[p] = map[string]any{}
+		}
+		for k, v := range set {
+			props[p][k] = v
+		}
+	}
+	return find, props
+}
+
+// read groups the events the funnel reads (in the date range, passing the
+// global filters) by person, each person's sorted by (time, uuid text).
+func (f refFunnel) read(all []refEvent) map[string]*refPerson {
+	personOf, _ := refIdentities(all)
+	from, to := f.dateRange()
+	out := map[string]*refPerson{}
+	for _, e := range all {
+		if e.At.Before(from) || !e.At.Before(to) {
+			continue
+		}
+		if !(refStep{Any: true, Props: f.Properties}).matches(e) {
+			continue
+		}
+		id := personOf(e.DistinctID)
+		if out[id] == nil {
+			out[id] = &refPerson{ID: id}
+		}
+		out[id].Events = append(out[id].Events, e)
+	}
+	for _, p := range out {
+		sort.Slice(p.Events, func(i, j int) bool {
+			a, b := p.Events[i], p.Events[j]
+			if !a.At.Equal(b.At) {
+				return a.At.Before(b.At)
+			}
+			return strings.ToLower(a.UUID) < strings.ToLower(b.UUID)
+		})
+	}
+	return out
+}
+
+func (f refFunnel) inWindow(evs []refEvent, start, k int) bool {
+	return evs[k].At.Sub(evs[start].At) <= f.window()
+}
+
+// attempt is the path of the attempt starting at position start, or nil
+// when no attempt starts there.
+func (f refFunnel) attempt(evs []refEvent, start int) []int {
+	if f.order() == "unordered" {
+		return f.unorderedAttempt(evs, start)
+	}
+	if !f.Steps[0].matches(evs[start]) {
+		return nil
+	}
+	path := []int{start}
+	for j := 1; j < len(f.Steps); j++ {
+		next := -1
+		if f.order() == "strict" {
+			k := path[j-1] + 1
+			if k < len(evs) && f.inWindow(evs, start, k) && f.Steps[j].matches(evs[k]) {
+				next = k
+			}
+		} else {
+			for k := path[j-1] + 1; k < len(evs) && f.inWindow(evs, start, k); k++ {
+				if f.Steps[j].matches(evs[k]) {
+					next = k
+					break
+				}
+			}
+		}
+		if next < 0 {
+			break
+		}
+		path = append(path, next)
+	}
+	return path
+}
+
+func (f refFunnel) unorderedAttempt(evs []refEvent, start int) []int {
+	matchesAny := false
+	for _, s := range f.Steps {
+		matchesAny = matchesAny || s.matches(evs[start])
+	}
+	if !matchesAny {
+		return nil
+	}
+	var defs []refStep
+	m := map[string]int{}
+	for _, s := range f.Steps {
+		if m[s.key()] == 0 {
+			defs = append(defs, s)
+		}
+		m[s.key()]++
+	}
+	var path []int
+	for _, d := range defs {
+		n := 0
+		for k := start; k < len(evs) && f.inWindow(evs, start, k) && n < m[d.key()]; k++ {
+			if d.matches(evs[k]) {
+				path = append(path, k)
+				n++
+			}
+		}
+	}
+	sort.Ints(path)
+	return path
+}
+
+// counted is the attempt reaching the highest level, the latest started
+// among those.
+func (f refFunnel) counted(evs []refEvent) []int {
+	var best []int
+	for start := range evs {
+		if p := f.attempt(evs, start); p != nil && (best == nil || len(p) >= len(best)) {
+			best = p
+		}
+	}
+	return best
+}
+
+func (f refFunnel) excluded(p *refPerson) bool {
+	evs, path := p.Events, p.Path
+	for _, x := range f.Exclusions {
+		if len(path) <= x.From {
+			continue
+		}
+		end := -1
+		if len(path) > x.To {
+			end = path[x.To]
+		}
+		for k := path[x.From] + 1; k < len(evs); k++ {
+			if end >= 0 && k >= end || end < 0 && !f.inWindow(evs, path[0], k) {
+				break
+			}
+			if evs[k].Event == x.Event {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// persons are the funnel's persons (entered and not excluded), sorted by
+// id, each with its counted attempt and breakdown value.
+func (f refFunnel) persons(all []refEvent) []*refPerson {
+	_, props := refIdentities(all)
+	var out []*refPerson
+	for _, p := range f.read(all) {
+		p.Path = f.counted(p.Events)
+		if p.Path == nil {
+			continue
+		}
+		if p.Excluded = f.excluded(p); p.Excluded {
+			continue
+		}
+		if f.Breakdown != "" {
+			p.Value = f.breakdownValue(p, props[p.ID])
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (f refFunnel) breakdownValue(p *refPerson, personProps map[string]any) string {
+	var v string
+	if f.BreakdownType == "person" {
+		v = refString(personProps[f.Breakdown])
+	} else {
+		at := p.Path[0]
+		switch f.Attribution {
+		case "last_touch":
+			at = p.Path[len(p.Path)-1]
+		case "step":
+			at = -1
+			if len(p.Path) > f.AttributionStep {
+				at = p.Path[f.AttributionStep]
+			}
+		}
+		if at >= 0 {
+			v = refString(p.Events[at].Props[f.Breakdown])
+		}
+	}
+	if v == "" {
+		return refNull
+	}
+	return v
+}
+
+func refString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// refStepResult is what the reference expects of one step.
+type refStepResult struct {
+	Count       int
+	Avg, Median *float64
+}
+
+type refSeries struct {
+	Value string
+	Steps []refStepResult
+}
+
+// steps is the funnel's step list over the given persons.
+func (f refFunnel) steps(ps []*refPerson) []refStepResult {
+	out := make([]refStepResult, len(f.Steps))
+	for i := range f.Steps {
+		var times []float64
+		for _, p := range ps {
+			if p.level() > i {
+				out[i].Count++
+				if i > 0 {
+					times = append(times, p.seconds(p.Path[i-1], p.Path[i]))
+				}
+			}
+		}
+		if len(times) > 0 {
+			avg, med := refMean(times), refQuantile(times, 0.5)
+			out[i].Avg, out[i].Median = &avg, &med
+		}
+	}
+	return out
+}
+
+// stepResults is the result of a funnel without a breakdown.
+func (f refFunnel) stepResults(all []refEvent) []refStepResult { return f.steps(f.persons(all)) }
+
+// breakdownResults is the result of a funnel with a breakdown: one step
+// list per value, ranked by step-1 count, the rest folded into the other
+// bucket.
+func (f refFunnel) breakdownResults(all []refEvent) []refSeries {
+	ps := f.persons(all)
+	byValue := map[string][]*refPerson{}
+	for _, p := range ps {
+		byValue[p.Value] = append(byValue[p.Value], p)
+	}
+	var values []string
+	for v := range byValue {
+		values = append(values, v)
+	}
+	sort.Slice(values, func(i, j int) bool {
+		a, b := len(byValue[values[i]]), len(byValue[values[j]])
+		if a != b {
+			return a > b
+		}
+		return values[i] < values[j]
+	})
+	limit := f.BreakdownLimit
+	if limit == 0 {
+		limit = 10
+	}
+	var out []refSeries
+	var other []*refPerson
+	for i, v := range values {
+		if i < limit {
+			out = append(out, refSeries{Value: v, Steps: f.steps(byValue[v])})
+		} else {
+			other = append(other, byValue[v]...)
+		}
+	}
+	if len(other) > 0 {
+		out = append(out, refSeries{Value: refOther, Steps: f.steps(other)})
+	}
+	return out
+}
+
+// conversionTimes are, per person whose counted attempt reached ToStep,
+// the seconds from FromStep to ToStep.
+func (f refFunnel) conversionTimes(all []refEvent) []float64 {
+	var out []float64
+	for _, p := range f.persons(all) {
+		if p.level() > f.toStep() {
+			out = append(out, p.seconds(p.Path[f.FromStep], p.Path[f.toStep()]))
+		}
+	}
+	return out
+}
+
+// refBins are the time_to_convert bins of ts with binCount bins (0 = the
+// default from the number of persons).
+func refBins(ts []float64, binCount int) [][2]float64 {
+	if len(ts) == 0 {
+		return [][2]float64{}
+	}
+	if binCount == 0 {
+		binCount = int(math.Ceil(math.Cbrt(float64(len(ts)))))
+		binCount = max(1, min(90, binCount))
+	}
+	lo, hi := math.Floor(slicesMin(ts)), slicesMax(ts)
+	width := math.Max(1, math.Ceil((hi-lo)/float64(binCount)))
+	bins := make([][2]float64, binCount)
+	for i := range bins {
+		bins[i][0] = lo + float64(i)*width
+	}
+	for _, t := range ts {
+		i := int(math.Floor((t - lo) / width))
+		if i >= binCount {
+			i = binCount - 1
+		}
+		bins[i][1]++
+	}
+	return bins
+}
+
+// trendRates are the conversion rates per day of entry, one per day of the
+// date range, with the days as YYYY-MM-DD.
+func (f refFunnel) trendRates(all []refEvent) (rates []float64, days []string) {
+	from, to := f.dateRange()
+	people := f.read(all)
+	for day := from; day.Before(to); day = day.AddDate(0, 0, 1) {
+		next := day.AddDate(0, 0, 1)
+		entered, converted := 0, 0
+		for _, p := range people {
+			level := -1
+			for start, e := range p.Events {
+				if e.At.Before(day) || !e.At.Before(next) {
+					continue
+				}
+				if path := f.attempt(p.Events, start); path != nil {
+					level = max(level, len(path))
+				}
+			}
+			if level > f.FromStep {
+				entered++
+			}
+			if level > f.toStep() {
+				converted++
+			}
+		}
+		rate := 0.0
+		if entered > 0 {
+			rate = 100 * float64(converted) / float64(entered)
+		}
+		rates = append(rates, rate)
+		days = append(days, day.Format("2006-01-02"))
+	}
+	return rates, days
+}
+
+func refMean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// refQuantile is numpy's default (linear) quantile.
+func refQuantile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	i := int(math.Floor(pos))
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+}
+
+func slicesMin(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+func slicesMax(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}
