@@ -86,6 +86,9 @@ type refFunnel struct {
 	BreakdownLimit  int // 0 = 10
 	FromStep        int
 	ToStep          int // 0 = last (a to step is always after the from step)
+	// GroupIndex k > 0 makes the actor the event's $group_k value instead of
+	// the person (events without it are not read).
+	GroupIndex int
 }
 
 func (f refFunnel) order() string {
@@ -209,6 +212,11 @@ func (f refFunnel) read(all []refEvent) map[string]*refPerson {
 			continue
 		}
 		id := personOf(e.DistinctID)
+		if f.GroupIndex > 0 {
+			if id = refString(e.Props[fmt.Sprintf("$group_%d", f.GroupIndex)]); id == "" {
+				continue
+			}
+		}
 		if out[id] == nil {
 			out[id] = &refPerson{ID: id}
 		}

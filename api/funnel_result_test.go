@@ -113,6 +113,7 @@ func (f refFunnel) filter(extra map[string]any) map[string]any {
 	set("breakdown_limit", f.BreakdownLimit, f.BreakdownLimit != 0)
 	set("funnel_from_step", f.FromStep, f.FromStep != 0)
 	set("funnel_to_step", f.ToStep, f.ToStep != 0)
+	set("aggregation_group_type_index", f.GroupIndex, f.GroupIndex != 0)
 	if len(f.Exclusions) > 0 {
 		var xs []any
 		for _, x := range f.Exclusions {
@@ -148,6 +149,7 @@ func newFunnelEnv(t *testing.T) *funnelEnv {
 type funnelProject struct {
 	env        *funnelEnv
 	id         int64
+	org        uuid.UUID
 	token, key string
 }
 
@@ -159,7 +161,7 @@ func (e *funnelEnv) project(t *testing.T, events []refEvent) *funnelProject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &funnelProject{env: e, id: b.ProjectID, token: b.ProjectAPIToken, key: b.PersonalAPIKey}
+	p := &funnelProject{env: e, id: b.ProjectID, org: b.OrganizationID, token: b.ProjectAPIToken, key: b.PersonalAPIKey}
 	p.capture(t, events)
 	return p
 }
@@ -792,7 +794,18 @@ func TestFunnelBreakdowns(t *testing.T) {
 }
 
 func TestFunnelPersonsMergedByIdentify(t *testing.T) {
+	groups := funnelOf("", "A", "B")
+	groups.GroupIndex = 1
 	runStepsCases(t, []stepsCase{{
+		name: "aggregation_group_type_index counts the events' $group_1 values, not persons",
+		events: []refEvent{
+			fev("u1", "A", 0, "$group_1", "acme"), fev("u2", "B", mi, "$group_1", "acme"),
+			fev("u3", "A", 0, "$group_1", "beta"), fev("u3", "B", mi),
+			fev("u4", "A", 0),
+		},
+		f:    groups,
+		hand: []refStepResult{st(2), st(1, 60, 60)},
+	}, {
 		name: "anonymous events before (and after) $identify count for the identified person",
 		events: []refEvent{
 			fev("anon-1", "A", 0), fident("user-1", "anon-1", mi), fev("user-1", "B", 2*mi),
@@ -909,6 +922,22 @@ func TestFunnelTrends(t *testing.T) {
 	t.Run("rates per entry day; an attempt converting after its day counts on its entry day", func(t *testing.T) {
 		checkTrends(t, p, events, f, []float64{100.0 / 3, 100, 50, 0})
 	})
+	t.Run("entry days are the project's timezone's days", func(t *testing.T) {
+		ny, err := time.LoadLocation("America/New_York")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// n1 enters at 22:00 on 2 March in New York (03:00 on the 3rd in UTC).
+		events := []refEvent{fev("n1", "A", -9*h), fev("n1", "B", -8*h), fev("n2", "A", h)}
+		p := newFunnelEnv(t).project(t, events)
+		if st, out := call(t, p.env.h, "PATCH", fmt.Sprintf("/api/organizations/%s/projects/%d/", p.org, p.id), p.key,
+			map[string]any{"timezone": "America/New_York"}); st != 200 {
+			t.Fatalf("%d %v", st, out)
+		}
+		f := funnelOf("", "A", "B").hours(24)
+		f.DateFrom, f.DateTo, f.Loc = "2026-03-02", "2026-03-04", ny
+		checkTrends(t, p, events, f, []float64{100, 0, 0})
+	})
 }
 
 func TestFunnelStepLimits(t *testing.T) {
@@ -1001,7 +1030,7 @@ func TestFunnelHostileStringsAreData(t *testing.T) {
 	key, val := `{p0:String}'"`, `ünïcödé 🦔 \N`
 	bkey := `it's "the" \plan`
 	events := []refEvent{
-		fev("h1", first, 0, bkey, `O'Brien`), fev("h1", second, mi, key, val),
+		fev("h1", first, 0, bkey, `O'Brien`, `'); DROP`, "--"), fev("h1", second, mi, key, val, `'); DROP`, "--"),
 		fev("h2", first, 0, bkey, "tab\there"), fev("h2", second, mi, key, "other"),
 		fev("h3", first, 0, bkey, `O'Brien`), fev("h3", second, 2*mi, key, val),
 		fev("h4", first, 0),
@@ -1023,7 +1052,7 @@ func TestFunnelHostileStringsAreData(t *testing.T) {
 		x := f
 		x.Exclusions = []refExclusion{{`\'; --`, 0, 1}}
 		x.Properties = map[string]string{`'); DROP`: `--`}
-		checkSteps(t, p, events, x, nil, []refStepResult{st(0), st(0)})
+		checkSteps(t, p, events, x, nil, []refStepResult{st(1), st(1, 60, 60)})
 	})
 	nul := map[string]refFunnel{}
 	nulEvent := funnelOf("", "A\x00B", "B")
