@@ -108,6 +108,8 @@ func (tb *trendsBuilder) source(e Entity) source {
 	q := tb.q
 	filters := andFilters(q.Properties, q.TestAccounts, e.Properties)
 	personBreakdown := q.Breakdown != nil && q.Breakdown.Type == "person"
+	// Person-only conditions become a set of persons (personSetCond)
+	// unless the series joins persons anyway.
 	var personSet *PropertyFilter
 	if only, rest := splitPersonConjuncts(filters); only != nil && !rest.usesPersons() && !personBreakdown && canBePersonSet(only) {
 		filters, personSet = rest, only

@@ -11,8 +11,8 @@ FROM (
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
           AND if(empty(po.override_person_id), e.person_id, po.override_person_id) NOT IN (
-              SELECT id FROM persons WHERE team_id = {team:Int64}
-              GROUP BY id HAVING argMax(is_deleted = 0 AND NOT (positionCaseInsensitiveUTF8((JSONExtractString(properties, {p1:String})), {p2:String}) = 0), version)
+              SELECT id FROM persons FINAL
+              WHERE team_id = {team:Int64} AND is_deleted = 0 AND NOT (positionCaseInsensitiveUTF8((JSONExtractString(properties, {p1:String})), {p2:String}) = 0)
           )
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )

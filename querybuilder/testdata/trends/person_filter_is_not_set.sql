@@ -12,8 +12,8 @@ FROM (
           AND e.event = {p0:String}
           AND e.mat_browser = {p1:String}
           AND if(empty(po.override_person_id), e.person_id, po.override_person_id) NOT IN (
-              SELECT id FROM persons WHERE team_id = {team:Int64}
-              GROUP BY id HAVING argMax(is_deleted = 0 AND NOT (NOT ((JSONType(properties, {p2:String}) != 'Null') = 1)), version)
+              SELECT id FROM persons FINAL
+              WHERE team_id = {team:Int64} AND is_deleted = 0 AND NOT (NOT ((JSONType(properties, {p2:String}) != 'Null') = 1))
           )
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
