@@ -33,6 +33,10 @@ func (s *Server) analyticsRoutes(api *gin.RouterGroup) {
 	read := requireScope("insight:read")
 	g.GET("/trend", read, s.trend)
 	g.POST("/trend", read, s.trend)
+	g.GET("/funnel", read, s.funnel)
+	g.POST("/funnel", read, s.funnel)
+	g.GET("/timing", read, s.timing)
+	g.POST("/timing", read, s.timing)
 }
 
 // analysisEnvelope is every analysis' answer. LastRefresh is null only
@@ -52,7 +56,11 @@ type analysisDebug struct {
 	Params map[string]any `json:"params"`
 }
 
-func (s *Server) trend(c *gin.Context) {
+func (s *Server) trend(c *gin.Context) { s.analyze(c, s.prepareTrends, renderTrendCSV) }
+
+// analyze answers an analysis endpoint: parse and build with prepare,
+// answer from the cache or compute, render as JSON or CSV.
+func (s *Server) analyze(c *gin.Context, prepare preparer, csv func(*gin.Context, json.RawMessage)) {
 	p, ok := s.pathInsightProject(c)
 	if !ok {
 		return
@@ -67,23 +75,23 @@ func (s *Server) trend(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	a, err := s.prepareTrends(c.Request.Context(), p, params)
+	a, err := prepare(c.Request.Context(), p, params)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	r, err := s.analysisResult(c.Request.Context(), a.pol, analysisRefreshMode(refreshParam(c, params)), s.runTrends(a, queryID))
+	r, err := s.analysisResult(c.Request.Context(), a.pol, analysisRefreshMode(refreshParam(c, params)), s.run(a, queryID))
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.q.Location().String()}
+	env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.loc.String()}
 	if r != nil {
 		at := r.ComputedAt.UTC()
 		env.Result, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
 	}
 	if wantsCSV(c) {
-		renderTrendCSV(c, env.Result)
+		csv(c, env.Result)
 		return
 	}
 	if debugRequested(c, params) {
@@ -92,17 +100,21 @@ func (s *Server) trend(c *gin.Context) {
 	c.JSON(http.StatusOK, env)
 }
 
-// trendsAnalysis is a trends request ready to answer: the validated query,
-// its statement and how its result is cached.
-type trendsAnalysis struct {
-	q    *querybuilder.TrendsQuery
-	stmt querybuilder.Statement
-	pol  cachePolicy
+// analysis is a request ready to answer: its statement, how its rows
+// become the result and how the result is cached.
+type analysis struct {
+	stmt  querybuilder.Statement
+	shape func(rows [][]any) (any, error)
+	pol   cachePolicy
+	loc   *time.Location
 }
 
-// prepareTrends parses and builds a trends request of project p; invalid
+// preparer parses and builds one kind of analysis of project p; invalid
 // parameters are a 400 naming the parameter.
-func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params querybuilder.Params) (*trendsAnalysis, error) {
+type preparer func(ctx context.Context, p *metadata.Project, params querybuilder.Params) (*analysis, error)
+
+// prepareTrends is the preparer of trends.
+func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params querybuilder.Params) (*analysis, error) {
 	project, err := s.analysisProject(ctx, p, params)
 	if err != nil {
 		return nil, err
@@ -111,40 +123,48 @@ func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params 
 	if err != nil {
 		return nil, validationError(err)
 	}
-	stmt, err := querybuilder.BuildTrends(q)
+	stmt, err := s.withoutOverrides(ctx, &q.Project, func() (querybuilder.Statement, error) { return querybuilder.BuildTrends(q) })
 	if err != nil {
 		return nil, err
 	}
-	if strings.Contains(stmt.SQL, "person_overrides") {
-		// Counting persons resolves merged ones through the override
-		// join; a project without merges skips it (the same answer,
-		// a fraction of the cost).
-		rows, err := s.engine.Query(ctx, querybuilder.PersonOverridesStatement(p.ID))
-		if err != nil {
-			return nil, analysisError(err)
-		}
-		if len(rows.Data) == 0 {
-			q.Project.NoPersonOverrides = true
-			if stmt, err = querybuilder.BuildTrends(q); err != nil {
-				return nil, err
-			}
-		}
-	}
-	key, err := trendsCacheKey(params, q)
+	first, last := q.Range.Span()
+	key, err := cacheKey("trends", params, cacheScope{Project: q.Project, Location: q.Location(), First: first, Last: last,
+		TestAccounts: q.FilterTestAccounts})
 	if err != nil {
 		return nil, err
 	}
-	return &trendsAnalysis{q: q, stmt: querybuilder.WithLimits(stmt, analysisLimits), pol: trendsPolicy(p.ID, key, q)}, nil
+	return &analysis{stmt: querybuilder.WithLimits(stmt, analysisLimits), loc: q.Location(),
+		pol:   rangePolicy(p.ID, key, q.Range),
+		shape: func(rows [][]any) (any, error) { return querybuilder.ShapeTrends(q, rows) }}, nil
 }
 
-// runTrends computes a's result on the engine under queryID.
-func (s *Server) runTrends(a *trendsAnalysis, queryID string) func(ctx context.Context) (json.RawMessage, error) {
+// withoutOverrides builds a statement, and when it joins person
+// overrides and the project has none, builds it again without them (the
+// same answer, a fraction of the cost): one lookup per request.
+func (s *Server) withoutOverrides(ctx context.Context, project *querybuilder.Project, build func() (querybuilder.Statement, error)) (querybuilder.Statement, error) {
+	stmt, err := build()
+	if err != nil || !strings.Contains(stmt.SQL, "person_overrides") {
+		return stmt, err
+	}
+	rows, err := s.engine.Query(ctx, querybuilder.PersonOverridesStatement(project.ID))
+	if err != nil {
+		return stmt, analysisError(err)
+	}
+	if len(rows.Data) > 0 {
+		return stmt, nil
+	}
+	project.NoPersonOverrides = true
+	return build()
+}
+
+// run computes a's result on the engine under queryID.
+func (s *Server) run(a *analysis, queryID string) func(ctx context.Context) (json.RawMessage, error) {
 	return func(ctx context.Context) (json.RawMessage, error) {
 		rows, err := s.engine.Query(olap.WithQueryID(ctx, queryID), a.stmt)
 		if err != nil {
 			return nil, analysisError(err)
 		}
-		result, err := querybuilder.ShapeTrends(a.q, rows.Data)
+		result, err := a.shape(rows.Data)
 		if err != nil {
 			return nil, err
 		}

@@ -95,9 +95,10 @@ type cachePolicy struct {
 	short    bool
 }
 
-func trendsPolicy(projectID int64, key string, q *querybuilder.TrendsQuery) cachePolicy {
-	return cachePolicy{projectID: projectID, key: key, rangeEnd: q.Range.To,
-		short: q.Interval == querybuilder.IntervalHour || q.Range.To.Sub(q.Range.From) <= 8*24*time.Hour}
+// rangePolicy caches a result over range r.
+func rangePolicy(projectID int64, key string, r querybuilder.DateRange) cachePolicy {
+	return cachePolicy{projectID: projectID, key: key, rangeEnd: r.To,
+		short: r.Interval == querybuilder.IntervalHour || r.To.Sub(r.From) <= 8*24*time.Hour}
 }
 
 // open reports whether new events could still change a result computed at
@@ -221,17 +222,25 @@ func (s *Server) maybePrune() {
 var cacheIgnored = map[string]bool{"client_query_id": true, "debug": true, "refresh": true, "format": true,
 	"insight": true, "from_dashboard": true}
 
-// trendsCacheKey names a trends result: the normalized filter, what of the
-// project the result depends on (timezone, week start, test-account
-// filters when applied) and the resolved buckets, so a relative range
-// that moved on (a new day) is a new entry rather than yesterday's
+// cacheScope is what of the project and the clock a result depends on
+// besides its filter: the project's timezone, week start and (when
+// applied) test-account filters, and the resolved buckets, so a relative
+// range that moved on (a new day) is a new entry rather than yesterday's
 // buckets answered as today's.
-func trendsCacheKey(params querybuilder.Params, q *querybuilder.TrendsQuery) (string, error) {
+type cacheScope struct {
+	Project      querybuilder.Project
+	Location     *time.Location
+	First, Last  time.Time
+	TestAccounts bool
+}
+
+// cacheKey names a result of an analysis kind (trends, funnel, timing):
+// the normalized filter and its scope.
+func cacheKey(kind string, params querybuilder.Params, sc cacheScope) (string, error) {
 	filter, err := canonicalParams(params)
 	if err != nil {
 		return "", err
 	}
-	first, last := q.Range.Span()
 	k := struct {
 		V            int             `json:"v"`
 		Kind         string          `json:"kind"`
@@ -241,10 +250,10 @@ func trendsCacheKey(params querybuilder.Params, q *querybuilder.TrendsQuery) (st
 		TestAccounts json.RawMessage `json:"test_accounts,omitempty"`
 		First        int64           `json:"first"`
 		Last         int64           `json:"last"`
-	}{V: cacheVersion, Kind: "trends", Filter: filter, Timezone: q.Location().String(),
-		WeekStart: q.Project.WeekStartDay, First: first.UnixMicro(), Last: last.UnixMicro()}
-	if q.FilterTestAccounts && len(q.Project.TestAccountFilters) > 0 {
-		if k.TestAccounts, err = canonicalJSON(q.Project.TestAccountFilters); err != nil {
+	}{V: cacheVersion, Kind: kind, Filter: filter, Timezone: sc.Location.String(),
+		WeekStart: sc.Project.WeekStartDay, First: sc.First.UnixMicro(), Last: sc.Last.UnixMicro()}
+	if sc.TestAccounts && len(sc.Project.TestAccountFilters) > 0 {
+		if k.TestAccounts, err = canonicalJSON(sc.Project.TestAccountFilters); err != nil {
 			return "", err
 		}
 	}
@@ -253,7 +262,7 @@ func trendsCacheKey(params querybuilder.Params, q *querybuilder.TrendsQuery) (st
 		return "", err
 	}
 	sum := sha256.Sum256(b)
-	return "trends_" + hex.EncodeToString(sum[:]), nil
+	return kind + "_" + hex.EncodeToString(sum[:]), nil
 }
 
 // canonicalParams is the filter as one JSON text with sorted keys, without

@@ -39,17 +39,21 @@ func insightKind(filters map[string]json.RawMessage) string {
 }
 
 // insightResult fills out's analysis fields from the insight's filters,
-// from the cache or computed as mode allows. Only trends compute so far;
+// from the cache or computed as mode allows. Trends and funnels compute;
 // other kinds keep a null result until their analyses exist. Filters that
 // do not validate answer a null result and a query_status saying why;
 // engine failures (timeouts, cancellation) are the request's error.
 func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.Insight, mode refreshMode, out *insightJSON) error {
 	var filters map[string]json.RawMessage
-	if json.Unmarshal(i.Filters, &filters) != nil || insightKind(filters) != "TRENDS" {
+	if json.Unmarshal(i.Filters, &filters) != nil {
+		return nil
+	}
+	prepare, ok := map[string]preparer{"TRENDS": s.prepareTrends, "FUNNELS": s.prepareFunnel}[insightKind(filters)]
+	if !ok {
 		return nil
 	}
 	params := querybuilder.Params(filters)
-	a, err := s.prepareTrends(c.Request.Context(), p, params)
+	a, err := prepare(c.Request.Context(), p, params)
 	if err != nil {
 		if e := toError(err); e.Kind == KindInvalid {
 			b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
@@ -62,7 +66,7 @@ func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.
 	if err != nil {
 		return err
 	}
-	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.runTrends(a, queryID))
+	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.run(a, queryID))
 	if err != nil || r == nil {
 		return err
 	}
@@ -71,6 +75,6 @@ func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.
 	target := r.StaleAt.UTC().Format(time.RFC3339Nano)
 	out.Result, out.IsCached, out.LastRefresh = r.Result, r.Cached, &computed
 	out.NextAllowedClientRefresh, out.CacheTargetAge = &next, &target
-	out.Timezone = a.q.Location().String()
+	out.Timezone = a.loc.String()
 	return nil
 }

@@ -1,0 +1,350 @@
+package querybuilder
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// FunnelQuery is a validated funnel request (insights/funnel) or timing
+// request (insights/timing): persons who do the steps in order inside
+// the conversion window, counted at the furthest step each reaches.
+type FunnelQuery struct {
+	Project Project
+	Now     time.Time
+
+	// Steps are the entities in order, 2 to MaxFunnelSteps.
+	Steps []Entity
+	// Properties and TestAccounts apply to every event the funnel reads.
+	Properties         *PropertyFilter
+	FilterTestAccounts bool
+	TestAccounts       *PropertyFilter
+
+	DateFrom, DateTo string
+	Interval         Interval
+	Range            DateRange
+
+	// Window is the conversion window: a step counts when its event is
+	// at most this long after the attempt's first step.
+	Window time.Duration
+	// Order is ordered, strict or unordered.
+	Order string
+	// Exclusions remove persons who did an event between two steps.
+	Exclusions []Exclusion
+
+	Breakdown *Breakdown
+	// Attribution picks which step's event gives an event breakdown its
+	// value: first_touch, last_touch or step (AttributionStep, 0-based).
+	Attribution     string
+	AttributionStep int
+
+	// Viz is steps, trends or time_to_convert; timing requests are
+	// VizTiming. FromStep and ToStep (0-based) bound the conversion that
+	// trends, time_to_convert and timing measure.
+	Viz              string
+	FromStep, ToStep int
+	// BinCount is time_to_convert's number of bins; 0 chooses it from
+	// the number of persons.
+	BinCount int
+
+	AggregationGroupTypeIndex int
+
+	clock clock
+}
+
+// Exclusion is an event that, done between two steps of a person's
+// counted attempt, removes the person from the funnel.
+type Exclusion struct {
+	Entity
+	FromStep, ToStep int
+}
+
+// Funnel parameters and their defaults, from PostHog's legacy API.
+const (
+	MaxFunnelSteps        = 20
+	funnelBreakdownLimit  = 10
+	defaultFunnelWindow   = 14 * 24 * time.Hour
+	maxFunnelWindow       = 10 * 366 * 24 * time.Hour
+	maxFunnelBins         = 90
+	maxFunnelExclusions   = 20
+	orderOrdered          = "ordered"
+	orderStrict           = "strict"
+	orderUnordered        = "unordered"
+	VizSteps              = "steps"
+	VizTrends             = "trends"
+	VizTimeToConvert      = "time_to_convert"
+	VizTiming             = "timing"
+	attributionFirstTouch = "first_touch"
+	attributionLastTouch  = "last_touch"
+	attributionStep       = "step"
+)
+
+// windowUnits are funnel_window_interval_unit's units. Weeks and months
+// are fixed lengths (7 and 30 days), so the window does not depend on
+// where in the calendar an attempt starts.
+var windowUnits = map[string]time.Duration{
+	"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour,
+	"week": 7 * 24 * time.Hour, "month": 30 * 24 * time.Hour,
+}
+
+// ParseFunnel reads a funnel request (insights/funnel) from its
+// parameters for a project, taking relative dates from now.
+func ParseFunnel(p Params, project Project, now time.Time) (*FunnelQuery, error) {
+	return parseFunnel(p, project, now, false)
+}
+
+// ParseTiming reads a timing request (insights/timing): a funnel whose
+// answer is the distribution of the time persons take from
+// funnel_from_step to funnel_to_step.
+func ParseTiming(p Params, project Project, now time.Time) (*FunnelQuery, error) {
+	return parseFunnel(p, project, now, true)
+}
+
+func parseFunnel(p Params, project Project, now time.Time, timing bool) (*FunnelQuery, error) {
+	pr := &problems{}
+	q := &FunnelQuery{Project: project, Now: now, Interval: IntervalDay, Window: defaultFunnelWindow,
+		Order: orderOrdered, Viz: VizSteps, Attribution: attributionFirstTouch, FromStep: 0, ToStep: -1}
+	loc, err := project.location()
+	if err != nil {
+		pr.add("timezone", "the project's %v", err)
+		loc = time.UTC
+	}
+	ws := time.Sunday
+	if project.WeekStartDay == 1 {
+		ws = time.Monday
+	}
+	q.clock = clock{now: now.In(loc), loc: loc, weekStart: ws}
+	pp := &propertyParser{clock: q.clock, pr: pr}
+
+	q.Steps = parseEntities(p, pp)
+	if raw, ok := p.document("properties"); ok {
+		q.Properties = pp.parse(raw, "properties", "properties")
+	}
+	q.FilterTestAccounts = p.boolean("filter_test_accounts", pr)
+	if q.FilterTestAccounts && len(project.TestAccountFilters) > 0 {
+		tp := &propertyParser{clock: q.clock, pr: pr}
+		q.TestAccounts = tp.parse(project.TestAccountFilters, "test_account_filters", "test_account_filters")
+	}
+	q.DateFrom, _ = p.str("date_from", pr)
+	q.DateTo, _ = p.str("date_to", pr)
+	if s, ok := p.str("interval", pr); ok && s != "" {
+		if iv, known := ParseInterval(s); known {
+			q.Interval = iv
+		} else {
+			pr.add("interval", "interval must be one of hour, day, week, month; got %q", s)
+		}
+	}
+	q.Window = parseWindow(p, pr)
+	if s, ok := p.str("funnel_order_type", pr); ok && s != "" {
+		switch s = strings.ToLower(s); s {
+		case orderOrdered, orderStrict, orderUnordered:
+			q.Order = s
+		default:
+			pr.add("funnel_order_type", "funnel_order_type must be one of ordered, strict, unordered; got %q", s)
+		}
+	}
+	q.Exclusions = parseExclusions(p, pp)
+	q.Breakdown = parseBreakdown(p, funnelBreakdownLimit, pr)
+	if s, ok := p.str("breakdown_attribution_type", pr); ok && s != "" {
+		switch s {
+		case attributionFirstTouch, attributionLastTouch, attributionStep:
+			q.Attribution = s
+		case "all_events":
+			pr.add("breakdown_attribution_type", "breakdown_attribution_type all_events is not supported; use first_touch, last_touch or step")
+		default:
+			pr.add("breakdown_attribution_type", "breakdown_attribution_type must be one of first_touch, last_touch, step; got %q", s)
+		}
+	}
+	if n, ok := p.integer("breakdown_attribution_value", pr); ok {
+		q.AttributionStep = int(n)
+	}
+	if timing {
+		q.Viz = VizTiming
+	} else if s, ok := p.str("funnel_viz_type", pr); ok && s != "" {
+		switch s {
+		case VizSteps, VizTrends, VizTimeToConvert:
+			q.Viz = s
+		default:
+			pr.add("funnel_viz_type", "funnel_viz_type must be one of steps, trends, time_to_convert; got %q", s)
+		}
+	}
+	if n, ok := p.integer("funnel_from_step", pr); ok {
+		q.FromStep = int(n)
+	}
+	if n, ok := p.integer("funnel_to_step", pr); ok {
+		q.ToStep = int(n)
+	}
+	if n, ok := p.integer("bin_count", pr); ok {
+		if n < 1 || n > maxFunnelBins {
+			pr.add("bin_count", "bin_count must be between 1 and %d, got %d", maxFunnelBins, n)
+		} else {
+			q.BinCount = int(n)
+		}
+	}
+	if n, ok := p.integer("aggregation_group_type_index", pr); ok {
+		q.AggregationGroupTypeIndex = int(n)
+	}
+	return q, errors.Join(pr.err(), q.Validate())
+}
+
+// parseWindow reads the conversion window: funnel_window_days
+// (deprecated) wins over funnel_window_interval and its unit.
+func parseWindow(p Params, pr *problems) time.Duration {
+	if n, ok := p.integer("funnel_window_days", pr); ok {
+		if n < 1 || time.Duration(n)*24*time.Hour > maxFunnelWindow {
+			pr.add("funnel_window_days", "funnel_window_days must be between 1 and %d, got %d", int(maxFunnelWindow/(24*time.Hour)), n)
+			return defaultFunnelWindow
+		}
+		return time.Duration(n) * 24 * time.Hour
+	}
+	unit, unitAttr := 24*time.Hour, "funnel_window_interval_unit"
+	for _, name := range []string{"funnel_window_interval_unit", "funnel_window_interval_type"} {
+		s, ok := p.str(name, pr)
+		if !ok || s == "" {
+			continue
+		}
+		u, known := windowUnits[strings.ToLower(s)]
+		if !known {
+			pr.add(name, "%s must be one of second, minute, hour, day, week, month; got %q", name, s)
+			return defaultFunnelWindow
+		}
+		unit, unitAttr = u, name
+		break
+	}
+	n, ok := p.integer("funnel_window_interval", pr)
+	if !ok {
+		n = 14
+	}
+	if n < 1 || n > int64(maxFunnelWindow/unit) {
+		pr.add("funnel_window_interval", "funnel_window_interval must be between 1 and %d %ss (%s), got %d",
+			int64(maxFunnelWindow/unit), unitName(unit), unitAttr, n)
+		return defaultFunnelWindow
+	}
+	return time.Duration(n) * unit
+}
+
+func unitName(d time.Duration) string {
+	for name, u := range windowUnits {
+		if u == d {
+			return name
+		}
+	}
+	return "day"
+}
+
+// parseExclusions reads exclusions: events with funnel_from_step and
+// funnel_to_step.
+func parseExclusions(p Params, pp *propertyParser) []Exclusion {
+	raw, ok := p.document("exclusions")
+	if !ok {
+		return nil
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		pp.pr.add("exclusions", "exclusions must be a list of {id, funnel_from_step, funnel_to_step}")
+		return nil
+	}
+	if len(list) > maxFunnelExclusions {
+		pp.pr.add("exclusions", "at most %d exclusions, got %d", maxFunnelExclusions, len(list))
+		return nil
+	}
+	var out []Exclusion
+	for i, item := range list {
+		path := fmt.Sprintf("exclusions[%d]", i)
+		local := &problems{}
+		ep := &propertyParser{clock: pp.clock, pr: local}
+		e, ok := parseEntity(item, path, i, ep)
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(item, &fields) // parseEntity checked it is an object
+		fp := Params(fields)
+		from, fromOK := fp.integer("funnel_from_step", local)
+		to, toOK := fp.integer("funnel_to_step", local)
+		if !fromOK || !toOK {
+			local.add("exclusions", "%s needs funnel_from_step and funnel_to_step (0-based step indexes)", path)
+		}
+		for _, err := range local.errs {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				pp.pr.add("exclusions", "%s", strings.Replace(ve.Detail, "events", "exclusions", 1))
+			}
+		}
+		if ok && fromOK && toOK {
+			out = append(out, Exclusion{Entity: e, FromStep: int(from), ToStep: int(to)})
+		}
+	}
+	return out
+}
+
+// Validate checks the request as a whole: the steps, the exclusions'
+// ranges and the steps the visualisations measure between.
+func (q *FunnelQuery) Validate() error {
+	pr := &problems{}
+	if q.clock.loc == nil {
+		return &ValidationError{Attr: "timezone", Detail: "the request was not built by ParseFunnel"}
+	}
+	n := len(q.Steps)
+	switch {
+	case n < 2:
+		pr.add("events", "a funnel needs at least 2 steps (events), got %d", n)
+	case n > MaxFunnelSteps:
+		pr.add("events", "a funnel has at most %d steps, got %d", MaxFunnelSteps, n)
+	}
+	last := n - 1
+	for i, x := range q.Exclusions {
+		switch {
+		case x.FromStep < 0 || x.ToStep > last || x.FromStep >= x.ToStep:
+			pr.add("exclusions", "exclusions[%d]: funnel_from_step (%d) must be less than funnel_to_step (%d), both steps of the funnel (0 to %d)",
+				i, x.FromStep, x.ToStep, last)
+		default:
+			for s := x.FromStep; s <= x.ToStep; s++ {
+				if sameDefinition(x.Entity, q.Steps[s]) {
+					pr.add("exclusions", "exclusions[%d]: the excluded event %q is step %d of the funnel, which it excludes", i, x.Label(), s)
+					break
+				}
+			}
+		}
+	}
+	if q.ToStep < 0 {
+		q.ToStep = last
+	}
+	if n >= 2 && (q.FromStep < 0 || q.FromStep >= last) {
+		pr.add("funnel_from_step", "funnel_from_step must be a step before the last (0 to %d), got %d", last-1, q.FromStep)
+	} else if n >= 2 && (q.ToStep <= q.FromStep || q.ToStep > last) {
+		pr.add("funnel_to_step", "funnel_to_step must be a step after funnel_from_step (%d) and at most %d, got %d", q.FromStep, last, q.ToStep)
+	}
+	if q.Breakdown != nil && q.Attribution == attributionStep && (q.AttributionStep < 0 || q.AttributionStep > last) {
+		pr.add("breakdown_attribution_value", "breakdown_attribution_value must be a step of the funnel (0 to %d) with breakdown_attribution_type step, got %d",
+			last, q.AttributionStep)
+	}
+	if q.AggregationGroupTypeIndex < 0 || q.AggregationGroupTypeIndex > maxGroupTypeIndex {
+		pr.add("aggregation_group_type_index", "aggregation_group_type_index must be 0 (persons) or a group type 1 to %d, got %d",
+			maxGroupTypeIndex, q.AggregationGroupTypeIndex)
+	}
+	if r, ok := resolveRange(q.clock, q.DateFrom, q.DateTo, q.Interval, q.Project.FirstEvent, pr); ok {
+		q.Range = r
+	}
+	return pr.err()
+}
+
+// sameDefinition reports whether two entities select the same events.
+func sameDefinition(a, b Entity) bool {
+	if a.AllEvents != b.AllEvents || a.ID != b.ID {
+		return false
+	}
+	ja, _ := json.Marshal(a.Properties.JSON())
+	jb, _ := json.Marshal(b.Properties.JSON())
+	return string(ja) == string(jb)
+}
+
+// Location is the project's timezone the request was resolved in.
+func (q *FunnelQuery) Location() *time.Location { return q.clock.loc }
+
+// Kind names the analysis for cache keys: funnel or timing.
+func (q *FunnelQuery) Kind() string {
+	if q.Viz == VizTiming {
+		return "timing"
+	}
+	return "funnel"
+}
