@@ -120,4 +120,3 @@ func toRecords(v any) []map[string]any {
 	}
 	return out
 }
-
