@@ -27,7 +27,9 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +52,8 @@ func main() {
 		"(go tool pprof merges several)")
 	warmup := flag.Duration("warmup", 20*time.Second, "wait after the server starts, as a running server has: "+
 		"it vouches for new uuids only when they were made after it started (see olap/recent.go)")
+	merges := flag.Bool("merges", true, "let the engine merge parts in the background (false: diagnosis of what merges cost)")
+	alter := flag.String("alter", "", "an ALTER TABLE statement to run before the rounds (settings experiments)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -62,14 +66,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*batch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile); err != nil {
+	if err := run(*batch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile, *merges, *alter); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestload:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string) error {
+func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	ocfg, err := olap.ConfigFromEnv()
@@ -109,6 +113,16 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 	srv := api.New(acfg, log, store, engine)
 	go srv.Serve(sctx, ln)
 	url := "http://" + ln.Addr().String() + "/batch/"
+	if strings.HasPrefix(alter, "ALTER TABLE ") {
+		if err := engine.Exec(ctx, querybuilder.Statement{SQL: alter}); err != nil {
+			return err
+		}
+	}
+	if !merges {
+		if err := engine.Exec(ctx, querybuilder.Statement{SQL: "SYSTEM STOP MERGES"}); err != nil {
+			return err
+		}
+	}
 	time.Sleep(warmup)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders * 2}, Timeout: time.Minute}
 
@@ -116,16 +130,18 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 	rng := rand.New(rand.NewPCG(7, 11))
 	fmt.Printf("%d senders, %d events a request, %d requests a round and mode, uuids sent: %v, %d distinct ids\n\n",
 		senders, batch, requests, withUUIDs, persons)
-	fmt.Println("| round | direct events/s | HTTP /batch/ events/s | HTTP / direct |")
-	fmt.Println("|---|---|---|---|")
-	var direct, viaHTTP, ratios []float64
+	fmt.Println("| round | direct events/s | HTTP /batch/ events/s | HTTP / direct | direct CPU µs/event | HTTP CPU µs/event |")
+	fmt.Println("|---|---|---|---|---|---|")
+	var direct, viaHTTP, ratios, directCPU, httpCPU []float64
 	var sentHTTP int64
 	for r := 1; r <= rounds; r++ {
 		batches := make([][]olap.Event, requests)
 		for i := range batches {
 			batches[i] = events(rng, directTeam, batch, persons)
 		}
+		c0 := cpuTime()
 		d, err := timed(senders, requests, func(i int) error { return engine.InsertEvents(ctx, batches[i]) })
+		dc := cpuTime() - c0
 		if err != nil {
 			return fmt.Errorf("direct: %w", err)
 		}
@@ -145,7 +161,9 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 			}
 			defer f.Close()
 		}
+		c0 = cpuTime()
 		h, err := timed(senders, requests, func(i int) error { return post(client, url, bodies[i]) })
+		hc := cpuTime() - c0
 		if httpProfile != "" {
 			pprof.StopCPUProfile()
 		}
@@ -155,9 +173,12 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 		sentHTTP += int64(requests * batch)
 		n := float64(requests * batch)
 		direct, viaHTTP, ratios = append(direct, n/d.Seconds()), append(viaHTTP, n/h.Seconds()), append(ratios, d.Seconds()/h.Seconds())
-		fmt.Printf("| %d | %.0f | %.0f | %.2f |\n", r, n/d.Seconds(), n/h.Seconds(), d.Seconds()/h.Seconds())
+		directCPU, httpCPU = append(directCPU, float64(dc.Microseconds())/n), append(httpCPU, float64(hc.Microseconds())/n)
+		fmt.Printf("| %d | %.0f | %.0f | %.2f | %.1f | %.1f |\n", r, n/d.Seconds(), n/h.Seconds(), d.Seconds()/h.Seconds(),
+			directCPU[len(directCPU)-1], httpCPU[len(httpCPU)-1])
 	}
-	fmt.Printf("| **median** | **%.0f** | **%.0f** | **%.2f** |\n\n", median(direct), median(viaHTTP), median(ratios))
+	fmt.Printf("| **median** | **%.0f** | **%.0f** | **%.2f** | **%.1f** | **%.1f** |\n\n", median(direct), median(viaHTTP), median(ratios),
+		median(directCPU), median(httpCPU))
 
 	rows, err := engine.Query(ctx, querybuilder.Statement{
 		SQL:    "SELECT count() FROM events WHERE team_id = {team:Int64}",
@@ -182,6 +203,17 @@ WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table`})
 	fmt.Printf("writer: %d flushes, %.0f events a flush; mean ms a flush: retry check %.1f, person resolution %.1f, person rows %.1f, events insert %.1f\n",
 		ws.Flushes.Load(), float64(ws.Events.Load())/f, ms(ws.CheckNanos.Load()), ms(ws.ResolveNanos.Load()), ms(ws.PersonsNanos.Load()), ms(ws.InsertNanos.Load()))
 	return nil
+}
+
+// cpuTime is the CPU time this process has used (user and system, all
+// threads: the engine's included). On a shared machine it says what a
+// round cost better than the wall time, which the neighbours stretch.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // timed runs n jobs on senders goroutines and returns the wall time.
