@@ -3,9 +3,15 @@ package querybuilder_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -34,20 +40,41 @@ var funnelModes = map[string]string{
 		{"id":"k"},{"id":"l"},{"id":"m"},{"id":"n"},{"id":"o"},{"id":"p"},{"id":"q"},{"id":"r"},{"id":"s"},{"id":"t"}]}`,
 }
 
-// TestFunnelStatementsRun runs every mode's statement on the engine (an
-// empty project, and one without person overrides) and shapes the rows:
-// the SQL is valid for each path, whatever the data.
+// TestFunnelStatementsRun runs every mode's statement on the engine and
+// shapes the rows: on an empty project, and on one with a few persons
+// doing every step, exclusion and breakdown value, with and without the
+// override join. The SQL is valid on every path, whatever the data; the
+// numbers are checked by the API's funnel result tests.
 func TestFunnelStatementsRun(t *testing.T) {
 	e := testEngine(t)
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	full := newTeam()
+	w := olap.NewWriter(e, slog.New(slog.NewTextHandler(io.Discard, nil)), olap.WriterConfig{})
+	start := now.Add(-72 * time.Hour)
+	var batch []olap.Capture
+	for i, spec := range []string{"p1 a b x a c d", "p2 a", "p3 b a a b", "p4 x a b c", "p1 e f g"} {
+		f := strings.Fields(spec)
+		for j, name := range f[1:] {
+			props := `{"k": "v` + name + `", "$browser": "B` + f[0] + `", "$group_1": "org` + f[0] + `"}`
+			batch = append(batch, olap.Capture{Event: olap.Event{UUID: uuid.Must(uuid.NewV7()), TeamID: full, Event: name, DistinctID: f[0],
+				Timestamp: start.Add(time.Duration(i*10+j) * time.Minute), Properties: props}})
+		}
+	}
+	if res := w.Write(context.Background(), batch); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	w.Close()
 	for name, body := range funnelModes {
-		for _, noOverrides := range []bool{false, true} {
+		for _, c := range []struct {
+			team        int64
+			noOverrides bool
+		}{{newTeam(), false}, {full, false}, {full, true}} {
 			t.Run(name, func(t *testing.T) {
 				p, err := querybuilder.ParseBody([]byte(body))
 				if err != nil {
 					t.Fatal(err)
 				}
-				q, err := querybuilder.ParseFunnel(p, querybuilder.Project{ID: newTeam(), Timezone: "Europe/Paris", NoPersonOverrides: noOverrides}, now)
+				q, err := querybuilder.ParseFunnel(p, querybuilder.Project{ID: c.team, Timezone: "Europe/Paris", NoPersonOverrides: c.noOverrides}, now)
 				if err != nil {
 					t.Fatal(err)
 				}

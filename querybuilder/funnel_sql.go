@@ -529,11 +529,11 @@ func (fb *funnelBuilder) unordered(a *attempt, entry string) {
 	a.next()
 	a.add("arraySort(arrayConcat(arrayMap((tt, mm) -> bitOr(bitShiftLeft(toUInt128(tt * 2), 64), toUInt128(mm)), ts, ms), "+
 		"arrayMap(tt -> bitShiftLeft(toUInt128((tt + %s) * 2 + 1), 64), ts))) AS merged", fb.window)
-	a.add("arrayMap(x -> toUInt8(bitTest(x, 64)), merged) AS is_query")
+	a.add("arrayMap(x -> toUInt8(bitAnd(bitShiftRight(x, 64), 1)), merged) AS is_query")
 	a.next()
 	var level []string
 	for d, m := range fb.mult {
-		a.add("arrayFilter((c, q) -> q = 1, arrayCumSum(arrayMap((x, q) -> toUInt32(q = 0 AND bitTest(x, %d)), merged, is_query)), is_query) AS upto_%d", d, d)
+		a.add("arrayFilter((c, q) -> q = 1, arrayCumSum(arrayMap((x, q) -> toUInt32(q = 0 AND bitAnd(bitShiftRight(x, %d), 1) = 1), merged, is_query)), is_query) AS upto_%d", d, d)
 		a.add("arrayMap((c, mm) -> c - bitTest(mm, %d), arrayCumSum(arrayMap(mm -> toUInt32(bitTest(mm, %d)), ms)), ms) AS before_%d", d, d, d)
 		level = append(level, fmt.Sprintf("least(%d, u%d - b%d)", m, d, d))
 	}
