@@ -10,8 +10,8 @@ import (
 // is conditions on person properties ANDed to the rest need not join
 // every person to its events: the persons passing them form a set, and
 // events keep or drop by their person's membership. On 100M events and
-// 1M persons, `plan = pro` this way costs 1.08 of a hand-written IN over
-// persons, joining cost 1.19 (benchmarks/results/trends.md).
+// 1M persons, `plan = pro` this way costs about what a hand-written IN
+// over persons does; joining cost 1.19 of it (benchmarks/results/trends.md).
 //
 // The set is each person's latest version, deleted ones excluded, as the
 // join sees them. A person without a live row matches a condition the way
