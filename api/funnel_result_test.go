@@ -549,6 +549,16 @@ func TestFunnelOrderTypes(t *testing.T) {
 			hand: []refStepResult{st(3), st(2, 210, 210), st(2, 480, 480)},
 		},
 		{
+			name: "among the best attempts starting at the same time, the one later by uuid is counted",
+			events: []refEvent{
+				fevID("p1", "A", 0, "10000000-0000-4000-8000-000000000000"), fevID("p1", "A", 0, "20000000-0000-4000-8000-000000000000"),
+				fev("p1", "A", 20*mi),
+			},
+			// A1 -> A2 (0 s) and A2 -> A3 (1200 s) both reach step 2: A2 starts later.
+			f:    funnelOf("", "A", "A", "B"),
+			hand: []refStepResult{st(1), st(1, 1200, 1200), st(0)},
+		},
+		{
 			name: "strict: each step must be the person's very next event",
 			events: []refEvent{
 				fev("p1", "A", 0), fev("p1", "X", mi), fev("p1", "B", 2*mi),
@@ -790,6 +800,24 @@ func TestFunnelBreakdowns(t *testing.T) {
 	p := env.project(t, events)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { checkBreakdown(t, p, events, tc.f, tc.hand) })
+	}
+	// Two attempts starting at the same time reach the same level: the
+	// counted one, and so the first_touch value, is the later by uuid.
+	tied := []refEvent{
+		fevID("t1", "A", 0, "10000000-0000-4000-8000-000000000000", "plan", "earlier"),
+		fevID("t1", "A", 0, "20000000-0000-4000-8000-000000000000", "plan", "later"),
+	}
+	converted := append(append([]refEvent(nil), tied...), fev("t1", "B", mi))
+	pTied, pConverted := env.project(t, tied), env.project(t, converted)
+	for _, order := range []string{"ordered", "strict", "unordered"} {
+		f := funnelOf(order, "A", "B")
+		f.Breakdown = "plan"
+		t.Run(order+": first_touch of tied best attempts that reach step 1 is the later one's", func(t *testing.T) {
+			checkBreakdown(t, pTied, tied, f, []refSeries{{"later", []refStepResult{st(1), st(0)}}})
+		})
+		t.Run(order+": first_touch of tied best attempts that reach step 2 is the later one's", func(t *testing.T) {
+			checkBreakdown(t, pConverted, converted, f, []refSeries{{"later", []refStepResult{st(1), st(1, 60, 60)}}})
+		})
 	}
 }
 
@@ -1068,19 +1096,19 @@ func TestFunnelHostileStringsAreData(t *testing.T) {
 	}
 }
 
-// randomEvents are seeded random events of 14 persons over two days,
+// randomEvents are seeded random events of 30 persons over two days,
 // with many events at the same time, some persons starting anonymous and
 // identifying part way.
 func randomEvents(seed int64) []refEvent {
 	r := rand.New(rand.NewSource(seed))
 	var out []refEvent
-	for i := range 14 {
+	for i := range 30 {
 		user := fmt.Sprintf("s%d-user-%d", seed, i)
 		anon := ""
 		if r.Intn(3) == 0 {
 			anon = user + "-anon"
 		}
-		n := 1 + r.Intn(8)
+		n := 1 + r.Intn(10)
 		at := fday.Add(-12 * h)
 		for k := range n {
 			if k == 0 || r.Intn(4) != 0 { // else the same time as the previous event
@@ -1099,7 +1127,7 @@ func randomEvents(seed int64) []refEvent {
 				props["plan"] = v
 			}
 			out = append(out, refEvent{UUID: uuid.NewString(), DistinctID: who,
-				Event: []string{"A", "B", "C", "X", "A", "B"}[r.Intn(6)], At: at, Props: props})
+				Event: []string{"A", "B", "C", "X", "A", "B", "C"}[r.Intn(7)], At: at, Props: props})
 		}
 	}
 	return out
@@ -1121,6 +1149,17 @@ func TestFunnelMatchesTheReferenceOnRandomEvents(t *testing.T) {
 						checkSteps(t, p, events, f, nil, nil)
 					})
 				}
+			}
+			narrow := funnelOf(order, "A", "B", "C").hours(6)
+			narrow.Steps[1].Props = map[string]string{"plan": "pro"}
+			anyNext := funnelOf(order, "A", "B").hours(2)
+			anyNext.Steps[1] = refStep{Any: true}
+			global := funnelOf(order, "A", "B").hours(6)
+			global.Properties = map[string]string{"plan": "pro"}
+			for name, f := range map[string]refFunnel{"a step with properties": narrow, "a step of any event": anyNext, "global properties": global} {
+				t.Run(fmt.Sprintf("seed %d %s %s", seed, order, name), func(t *testing.T) {
+					checkSteps(t, p, events, f, nil, nil)
+				})
 			}
 			base := funnelOf(order, "A", "B", "C").hours(6)
 			for _, x := range []refExclusion{{"X", 0, 1}, {"X", 1, 2}, {"X", 0, 2}} {
