@@ -229,7 +229,7 @@ func (fb *funnelBuilder) mask() string {
 	for x, e := range fb.q.Exclusions {
 		terms = append(terms, fmt.Sprintf("bitShiftLeft(toUInt64(%s), %d)", fb.entityCond(e.Entity), exclusionBit+x))
 	}
-	return "(" + strings.Join(terms, "\n        + ") + ")"
+	return "(" + strings.Join(terms, "\n    + ") + ")"
 }
 
 // entryBits is the mask of the bits an attempt can start with: step 1,
@@ -291,6 +291,9 @@ func (fb *funnelBuilder) events() string {
 	}
 	if fb.trends() {
 		cols = append(cols, fb.bucketKey("e.timestamp")+" AS bucket")
+	}
+	for i, c := range cols {
+		cols[i] = strings.ReplaceAll(c, "\n", "\n    ")
 	}
 	return "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM " + fb.from(fb.usesPersons()) + "\nWHERE " +
 		strings.Join(fb.where(steps, true), "\n  AND ")

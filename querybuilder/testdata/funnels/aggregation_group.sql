@@ -1,0 +1,83 @@
+SELECT breakdown,
+    [sumIf(weight, level >= 1), sumIf(weight, level >= 2)] AS counts,
+    [NULL, if(countIf(level >= 2) = 0, NULL, avgIf((t_2 - t_1) / 1e6, level >= 2))] AS average_times,
+    [NULL, if(countIf(level >= 2) = 0, NULL, quantileExactInclusiveIf(0.5)((t_2 - t_1) / 1e6, level >= 2))] AS median_times
+FROM (
+    SELECT *, '' AS breakdown
+    FROM (
+        SELECT *
+        FROM (
+            SELECT actor, weight, level, excluded, t_1, t_2
+            FROM (
+                SELECT *,
+                    is_hot AND (0) AS excluded,
+                    if(is_hot, hot_level, toUInt8(entered)) AS level
+                FROM (
+                    SELECT *,
+                        if(hot_level >= 1, ts[p_1], 0) AS t_1,
+                        if(hot_level >= 2, ts[p_2], 0) AS t_2
+                    FROM (
+                        SELECT *,
+                            if(hot_level >= 1, arrayFirstIndex(x -> x = start, s_1), 0) AS p_1,
+                            if(hot_level >= 2, arrayFirstIndex(x -> x = start, s_2), 0) AS p_2
+                        FROM (
+                            SELECT *,
+                                toUInt8(multiIf(s_2[-1] != 0, 2, s_1[-1] != 0, 1, 0)) AS hot_level,
+                                multiIf(s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
+                            FROM (
+                                SELECT *,
+                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                FROM (
+                                    SELECT *,
+                                        arrayFill(x -> x != 0, arrayMap((tt, mm) -> if(bitAnd(mm, 1) != 0, tt, 0), ts, ms)) AS s_1
+                                    FROM (
+                                        SELECT *,
+                                            arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
+                                            arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                        FROM (
+                                            SELECT if(hot, a, '') AS actor,
+                                                max(hot) AS is_hot,
+                                                countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                if(max(hot), toUInt64(1), uniqExactIf(a, bitAnd(m, 1) != 0)) AS weight,
+                                                arraySort(groupArrayIf(k, hot)) AS keys
+                                            FROM (
+                                                SELECT e.mat_group_1 AS a,
+                                                    (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
+                                                        + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)) AS m,
+                                                    e.mat_group_1 IN (
+                                                        SELECT e.mat_group_1
+                                                        FROM events AS e
+                                                        WHERE e.team_id = {team:Int64}
+                                                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                          AND e.mat_group_1 != ''
+                                                          AND (e.event = {p1:String})
+                                                    ) AS hot,
+                                                    if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k
+                                                FROM events AS e
+                                                WHERE e.team_id = {team:Int64}
+                                                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                  AND e.mat_group_1 != ''
+                                                  AND (e.event = {p0:String}
+                                                    OR e.event = {p1:String})
+                                            )
+                                            GROUP BY actor
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
+        WHERE level > 0 AND NOT excluded
+    )
+)
+GROUP BY breakdown
+-- date_from = time.Date(2026, time.February, 23, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- p1 = "signup"
+-- team = 42
+-- tz = "Europe/Berlin"
+-- window_us = 1209600000000

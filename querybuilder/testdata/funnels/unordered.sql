@@ -1,0 +1,110 @@
+SELECT breakdown,
+    [sumIf(weight, level >= 1), sumIf(weight, level >= 2), sumIf(weight, level >= 3)] AS counts,
+    [NULL, if(countIf(level >= 2) = 0, NULL, avgIf((t_2 - t_1) / 1e6, level >= 2)), if(countIf(level >= 3) = 0, NULL, avgIf((t_3 - t_2) / 1e6, level >= 3))] AS average_times,
+    [NULL, if(countIf(level >= 2) = 0, NULL, quantileExactInclusiveIf(0.5)((t_2 - t_1) / 1e6, level >= 2)), if(countIf(level >= 3) = 0, NULL, quantileExactInclusiveIf(0.5)((t_3 - t_2) / 1e6, level >= 3))] AS median_times
+FROM (
+    SELECT *, '' AS breakdown
+    FROM (
+        SELECT *
+        FROM (
+            SELECT actor, weight, level, excluded, t_1, t_2, t_3
+            FROM (
+                SELECT *,
+                    is_hot AND (0) AS excluded,
+                    if(is_hot, hot_level, toUInt8(entered)) AS level
+                FROM (
+                    SELECT *,
+                        if(hot_level >= 1, ts[p_1], 0) AS t_1,
+                        if(hot_level >= 2, ts[p_2], 0) AS t_2,
+                        if(hot_level >= 3, ts[p_3], 0) AS t_3
+                    FROM (
+                        SELECT *,
+                            if(hot_level >= 1, positions[1], 0) AS p_1,
+                            if(hot_level >= 2, positions[2], 0) AS p_2,
+                            if(hot_level >= 3, positions[3], 0) AS p_3
+                        FROM (
+                            SELECT *,
+                                if(hot_level > 0, arraySort(arrayConcat(arraySlice(arrayFilter((i, tt, mm) -> bitTest(mm, 0) AND i >= entry_index AND tt - start <= {window_us:Int64}, arrayEnumerate(ts), ts, ms), 1, 1), arraySlice(arrayFilter((i, tt, mm) -> bitTest(mm, 1) AND i >= entry_index AND tt - start <= {window_us:Int64}, arrayEnumerate(ts), ts, ms), 1, 1), arraySlice(arrayFilter((i, tt, mm) -> bitTest(mm, 2) AND i >= entry_index AND tt - start <= {window_us:Int64}, arrayEnumerate(ts), ts, ms), 1, 1))), []) AS positions
+                            FROM (
+                                SELECT *,
+                                    toUInt8(arrayMax(levels)) AS hot_level,
+                                    if(hot_level > 0, arrayLastIndex(x -> x = hot_level, levels), 0) AS entry_index,
+                                    ts[entry_index] AS start
+                                FROM (
+                                    SELECT *,
+                                        arrayMap((tt, mm, u0, b0, u1, b1, u2, b2) -> if(bitAnd(mm, 7) != 0, least(1, u0 - b0) + least(1, u1 - b1) + least(1, u2 - b2), 0), ts, ms, upto_0, before_0, upto_1, before_1, upto_2, before_2) AS levels
+                                    FROM (
+                                        SELECT *,
+                                            arrayFilter((c, q) -> q = 1, arrayCumSum(arrayMap((x, q) -> toUInt32(q = 0 AND bitAnd(bitShiftRight(x, 0), 1) = 1), merged, is_query)), is_query) AS upto_0,
+                                            arrayMap((c, mm) -> c - bitTest(mm, 0), arrayCumSum(arrayMap(mm -> toUInt32(bitTest(mm, 0)), ms)), ms) AS before_0,
+                                            arrayFilter((c, q) -> q = 1, arrayCumSum(arrayMap((x, q) -> toUInt32(q = 0 AND bitAnd(bitShiftRight(x, 1), 1) = 1), merged, is_query)), is_query) AS upto_1,
+                                            arrayMap((c, mm) -> c - bitTest(mm, 1), arrayCumSum(arrayMap(mm -> toUInt32(bitTest(mm, 1)), ms)), ms) AS before_1,
+                                            arrayFilter((c, q) -> q = 1, arrayCumSum(arrayMap((x, q) -> toUInt32(q = 0 AND bitAnd(bitShiftRight(x, 2), 1) = 1), merged, is_query)), is_query) AS upto_2,
+                                            arrayMap((c, mm) -> c - bitTest(mm, 2), arrayCumSum(arrayMap(mm -> toUInt32(bitTest(mm, 2)), ms)), ms) AS before_2
+                                        FROM (
+                                            SELECT *,
+                                                arraySort(arrayConcat(arrayMap((tt, mm) -> bitOr(bitShiftLeft(toUInt128(tt * 2), 64), toUInt128(mm)), ts, ms), arrayMap(tt -> bitShiftLeft(toUInt128((tt + {window_us:Int64}) * 2 + 1), 64), ts))) AS merged,
+                                                arrayMap(x -> toUInt8(bitAnd(bitShiftRight(x, 64), 1)), merged) AS is_query
+                                            FROM (
+                                                SELECT *,
+                                                    arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
+                                                    arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                                FROM (
+                                                    SELECT if(hot, a, toUUID('00000000-0000-0000-0000-000000000000')) AS actor,
+                                                        max(hot) AS is_hot,
+                                                        countIf(bitAnd(m, 7) != 0) > 0 AS entered,
+                                                        if(max(hot), toUInt64(1), uniqExactIf(a, bitAnd(m, 7) != 0)) AS weight,
+                                                        arraySort(groupArrayIf(k, hot)) AS keys
+                                                    FROM (
+                                                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                                            (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
+                                                                + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)
+                                                                + bitShiftLeft(toUInt64(e.event = {p2:String}), 2)) AS m,
+                                                            if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
+                                                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                                FROM events AS e
+                                                                LEFT JOIN (
+                                                                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                                ) AS po ON e.person_id = po.old_person_id
+                                                                WHERE e.team_id = {team:Int64}
+                                                                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                                  AND (e.event = {p1:String}
+                                                                    OR e.event = {p2:String})
+                                                            ) AS hot,
+                                                            if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k
+                                                        FROM events AS e
+                                                        LEFT JOIN (
+                                                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                        ) AS po ON e.person_id = po.old_person_id
+                                                        WHERE e.team_id = {team:Int64}
+                                                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                          AND (e.event = {p0:String}
+                                                            OR e.event = {p1:String}
+                                                            OR e.event = {p2:String})
+                                                    )
+                                                    GROUP BY actor
+                                                )
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
+        WHERE level > 0 AND NOT excluded
+    )
+)
+GROUP BY breakdown
+-- date_from = time.Date(2026, time.February, 28, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 31, 21, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- p1 = "signup"
+-- p2 = "purchase"
+-- team = 42
+-- tz = "Europe/Berlin"
+-- window_us = 1209600000000
