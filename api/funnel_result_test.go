@@ -443,6 +443,29 @@ func checkTimeToConvert(t *testing.T, p *funnelProject, events []refEvent, f ref
 	}
 }
 
+// checkTiming compares the timing endpoint with the reference.
+func checkTiming(t *testing.T, p *funnelProject, events []refEvent, f refFunnel, binCount int) {
+	t.Helper()
+	ts := f.conversionTimes(events)
+	var median, p90, p99 *float64
+	if len(ts) > 0 {
+		median, p90, p99 = ptr(refQuantile(ts, 0.5)), ptr(refQuantile(ts, 0.9)), ptr(refQuantile(ts, 0.99))
+	}
+	extra := map[string]any{}
+	if binCount != 0 {
+		extra["bin_count"] = binCount
+	}
+	var got timing
+	p.result(t, "timing", f.filter(extra), &got)
+	want := refBins(ts, binCount)
+	if !sameBins(got.Bins, want) || !samePtr(got.Avg, meanOf(ts)) || !samePtr(got.Median, median) ||
+		!samePtr(got.P90, p90) || !samePtr(got.P99, p99) || !samePtr(got.Persons, ptr(float64(len(ts)))) {
+		t.Errorf("timing: bins %v avg %s median %s p90 %s p99 %s persons %s\nwant bins %v avg %s median %s p90 %s p99 %s persons %d",
+			got.Bins, fmtPtr(got.Avg), fmtPtr(got.Median), fmtPtr(got.P90), fmtPtr(got.P99), fmtPtr(got.Persons),
+			want, fmtPtr(meanOf(ts)), fmtPtr(median), fmtPtr(p90), fmtPtr(p99), len(ts))
+	}
+}
+
 func fmtPtr(p *float64) string {
 	if p == nil {
 		return "null"
@@ -991,7 +1014,27 @@ func TestFunnelStepLimits(t *testing.T) {
 	}
 	env := newFunnelEnv(t)
 	p := env.project(t, events)
-	t.Run("20 steps", func(t *testing.T) { checkSteps(t, p, events, funnelOf("", names...), nil, hand) })
+	for _, order := range []string{"ordered", "strict", "unordered"} {
+		t.Run("20 steps, "+order, func(t *testing.T) { checkSteps(t, p, events, funnelOf(order, names...), nil, hand) })
+	}
+	// The same event twenty times: twenty distinct events in every order type.
+	var repeated []refEvent
+	for i := range 20 {
+		repeated = append(repeated, fev("all", "A", time.Duration(i)*mi))
+		if i < 12 {
+			repeated = append(repeated, fev("twelve", "A", time.Duration(i)*mi))
+		}
+	}
+	twenty := make([]string, 20)
+	for i := range twenty {
+		twenty[i] = "A"
+	}
+	pRepeated := env.project(t, repeated)
+	for _, order := range []string{"ordered", "strict", "unordered"} {
+		t.Run("the same step 20 times, "+order, func(t *testing.T) {
+			checkSteps(t, pRepeated, repeated, funnelOf(order, twenty...), nil, hand)
+		})
+	}
 	t.Run("21 steps are a 400 naming events", func(t *testing.T) {
 		p.wantInvalid(t, "funnel", funnelOf("", append(names, "one more")...).filter(nil), "events")
 	})
@@ -1101,6 +1144,8 @@ func TestFunnelHostileStringsAreData(t *testing.T) {
 // identifying part way.
 func randomEvents(seed int64) []refEvent {
 	r := rand.New(rand.NewSource(seed))
+	// uuids from the seed too, so that a run's ties are the next run's.
+	id := func() string { return uuid.Must(uuid.NewRandomFromReader(r)).String() }
 	var out []refEvent
 	for i := range 30 {
 		user := fmt.Sprintf("s%d-user-%d", seed, i)
@@ -1119,14 +1164,14 @@ func randomEvents(seed int64) []refEvent {
 				who = anon
 			}
 			if anon != "" && k == n/2 {
-				out = append(out, refEvent{UUID: uuid.NewString(), DistinctID: user, Event: "$identify", At: at,
+				out = append(out, refEvent{UUID: id(), DistinctID: user, Event: "$identify", At: at,
 					Props: map[string]any{"$anon_distinct_id": anon}})
 			}
 			props := map[string]any{}
 			if v := []string{"free", "pro", "", "ent"}[r.Intn(4)]; v != "" {
 				props["plan"] = v
 			}
-			out = append(out, refEvent{UUID: uuid.NewString(), DistinctID: who,
+			out = append(out, refEvent{UUID: id(), DistinctID: who,
 				Event: []string{"A", "B", "C", "X", "A", "B", "C"}[r.Intn(7)], At: at, Props: props})
 		}
 	}
@@ -1184,12 +1229,30 @@ func TestFunnelMatchesTheReferenceOnRandomEvents(t *testing.T) {
 				f := base
 				f.FromStep, f.ToStep = 1, 2
 				checkTimeToConvert(t, p, events, f, 4, nil)
+				f.Exclusions = []refExclusion{{"X", 0, 1}}
+				checkTimeToConvert(t, p, events, f, 3, nil)
+			})
+			t.Run(fmt.Sprintf("seed %d %s timing", seed, order), func(t *testing.T) {
+				checkTiming(t, p, events, base, 0)
+			})
+			t.Run(fmt.Sprintf("seed %d %s breakdown with an exclusion", seed, order), func(t *testing.T) {
+				f := base
+				f.Breakdown, f.Attribution, f.Exclusions = "plan", "last_touch", []refExclusion{{"X", 1, 2}}
+				checkBreakdown(t, p, events, f, nil)
+			})
+			t.Run(fmt.Sprintf("seed %d %s on 3 March only", seed, order), func(t *testing.T) {
+				f := base
+				f.DateFrom, f.DateTo = "2026-03-03", "2026-03-03"
+				checkSteps(t, p, events, f, nil, nil)
 			})
 		}
 		for _, order := range []string{"ordered", "strict"} {
 			f := funnelOf(order, "A", "B").hours(6)
 			f.DateFrom, f.DateTo = "2026-03-02", "2026-03-05"
 			t.Run(fmt.Sprintf("seed %d %s trends", seed, order), func(t *testing.T) { checkTrends(t, p, events, f, nil) })
+			g := funnelOf(order, "A", "B", "C").hours(6)
+			g.DateFrom, g.DateTo, g.FromStep, g.ToStep = "2026-03-02", "2026-03-05", 1, 2
+			t.Run(fmt.Sprintf("seed %d %s trends from step 1 to 2", seed, order), func(t *testing.T) { checkTrends(t, p, events, g, nil) })
 		}
 	}
 }
