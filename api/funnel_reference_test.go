@@ -514,19 +514,25 @@ func (f refFunnel) trendRates(all []refEvent) (rates []float64, days []string) {
 		next := day.AddDate(0, 0, 1)
 		entered, converted := 0, 0
 		for _, p := range people {
-			level := -1
+			// The bucket's counted attempt: the latest of those reaching
+			// the furthest step among the attempts starting in the bucket;
+			// its exclusions remove the person from the bucket.
+			var best []int
 			for start, e := range p.Events {
 				if e.At.Before(day) || !e.At.Before(next) {
 					continue
 				}
-				if path := f.attempt(p.Events, start); path != nil {
-					level = max(level, len(path))
+				if path := f.attempt(p.Events, start); path != nil && len(path) >= len(best) {
+					best = path
 				}
 			}
-			if level > f.FromStep {
+			if best == nil || f.excluded(&refPerson{Events: p.Events, Path: best}) {
+				continue
+			}
+			if level := len(best); level > f.FromStep {
 				entered++
 			}
-			if level > f.toStep() {
+			if len(best) > f.toStep() {
 				converted++
 			}
 		}

@@ -546,6 +546,8 @@ func TestFunnelOrderTypes(t *testing.T) {
 	}
 	anyStep := funnelOf("", "A", "B")
 	anyStep.Steps[1] = refStep{Any: true}
+	anyUnordered := anyStep
+	anyUnordered.Order = "unordered"
 	webOnly := funnelOf("strict", "A", "B")
 	webOnly.Properties = map[string]string{"src": "web"}
 	runStepsCases(t, []stepsCase{
@@ -665,6 +667,16 @@ func TestFunnelOrderTypes(t *testing.T) {
 			},
 			f:    anyStep,
 			hand: []refStepResult{st(2), st(1, 300, 300)},
+		},
+		{
+			name: "unordered: one event matching two different definitions counts for both",
+			events: []refEvent{
+				fev("p1", "A", 0),
+				fev("p2", "Z", 0),
+			},
+			// p1's A is both "A" and "any event"; p2's Z is only "any event".
+			f:    anyUnordered,
+			hand: []refStepResult{st(2), st(1, 0, 0)},
 		},
 		{
 			name: "events after date_to are not read, even inside the window",
@@ -1125,18 +1137,21 @@ func TestFunnelHostileStringsAreData(t *testing.T) {
 		x.Properties = map[string]string{`'); DROP`: `--`}
 		checkSteps(t, p, events, x, nil, []refStepResult{st(1), st(1, 60, 60)})
 	})
-	nul := map[string]refFunnel{}
-	nulEvent := funnelOf("", "A\x00B", "B")
-	nul["a NUL in an event name"] = nulEvent
-	nulValue := funnelOf("", "A", "B")
-	nulValue.Steps[0].Props = map[string]string{"k": "v\x00"}
-	nul["a NUL in a property value"] = nulValue
-	nulKey := funnelOf("", "A", "B")
-	nulKey.Breakdown = "plan\x00"
-	nul["a NUL in a breakdown key"] = nulKey
-	for name, f := range nul {
-		t.Run(name+" is a 400", func(t *testing.T) { p.wantInvalid(t, "funnel", f.filter(nil), "") })
-	}
+	// A NUL is data too (querybuilder/README.md: it matches nothing and is
+	// not refused, as in trends): no event here holds one.
+	t.Run("a NUL in an event name matches nothing", func(t *testing.T) {
+		checkSteps(t, p, events, funnelOf("", first, second+"\x00"), nil, []refStepResult{st(4), st(0)})
+	})
+	t.Run("a NUL in a property value matches nothing", func(t *testing.T) {
+		n := funnelOf("", first, second)
+		n.Steps[1].Props = map[string]string{key: val + "\x00"}
+		checkSteps(t, p, events, n, nil, []refStepResult{st(4), st(0)})
+	})
+	t.Run("a NUL in a breakdown key is a key no event has", func(t *testing.T) {
+		n := f
+		n.Breakdown = bkey + "\x00"
+		checkBreakdown(t, p, events, n, []refSeries{{refNull, []refStepResult{st(4), st(2, 90, 90)}}})
+	})
 }
 
 // randomEvents are seeded random events of 30 persons over two days,
@@ -1246,13 +1261,16 @@ func TestFunnelMatchesTheReferenceOnRandomEvents(t *testing.T) {
 				checkSteps(t, p, events, f, nil, nil)
 			})
 		}
-		for _, order := range []string{"ordered", "strict"} {
+		for _, order := range []string{"ordered", "strict", "unordered"} {
 			f := funnelOf(order, "A", "B").hours(6)
 			f.DateFrom, f.DateTo = "2026-03-02", "2026-03-05"
 			t.Run(fmt.Sprintf("seed %d %s trends", seed, order), func(t *testing.T) { checkTrends(t, p, events, f, nil) })
 			g := funnelOf(order, "A", "B", "C").hours(6)
 			g.DateFrom, g.DateTo, g.FromStep, g.ToStep = "2026-03-02", "2026-03-05", 1, 2
 			t.Run(fmt.Sprintf("seed %d %s trends from step 1 to 2", seed, order), func(t *testing.T) { checkTrends(t, p, events, g, nil) })
+			x := funnelOf(order, "A", "B", "C").hours(6)
+			x.DateFrom, x.DateTo, x.Exclusions = "2026-03-02", "2026-03-05", []refExclusion{{"X", 0, 1}}
+			t.Run(fmt.Sprintf("seed %d %s trends with an exclusion", seed, order), func(t *testing.T) { checkTrends(t, p, events, x, nil) })
 		}
 	}
 }
