@@ -27,7 +27,7 @@ import (
 //  4. the visualisation's aggregate: step counts and conversion times,
 //     conversion rates per bucket, or time-to-convert bins.
 //
-// Ordered: s_j[i] is the latest start (time+1) of an attempt that has
+// Ordered: s_j[i] is the latest start (startKey) of an attempt that has
 // reached step j by event i, 0 for none. A later start dominates an
 // earlier one at the same step (its window ends later), so one value per
 // step suffices: event i advances s_{j-1}[i-1] to step j when it matches
@@ -470,11 +470,11 @@ func shifted(arr string) string {
 // ordered adds an ordered funnel's levels (see the top of the file).
 func (fb *funnelBuilder) ordered(a *attempt, entry string) {
 	a.next()
-	a.add("arrayFill(x -> x != 0, arrayMap((tt, mm) -> if(%s, tt, 0), ts, ms)) AS s_1", entry)
+	a.add("arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(%s, %s, toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1", entry, startKey)
 	for j := 2; j <= fb.n; j++ {
 		a.next()
-		a.add("arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND tt - st <= %s, st, 0), ts, ms, %s)) AS s_%d",
-			j-1, fb.window, shifted(fmt.Sprintf("s_%d", j-1)), j)
+		a.add("arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND %s, st, toUInt128(0)), ts, ms, %s)) AS s_%d",
+			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("s_%d", j-1)), j)
 	}
 	a.next()
 	fb.levelAndStart(a, func(j int) string { return fmt.Sprintf("s_%d[-1]", j) })
@@ -482,6 +482,18 @@ func (fb *funnelBuilder) ordered(a *attempt, entry string) {
 	for j := 1; j <= fb.n; j++ {
 		a.add("if(hot_level >= %d, arrayFirstIndex(x -> x = start, s_%d), 0) AS p_%d", j, j, j)
 	}
+}
+
+// startKey identifies an attempt by its first event: time+1 (tt) in the
+// high bits, the event's position (i) in the low 32, so that of two
+// attempts starting at the same time the later one by uuid is the
+// greater, as a later start is.
+const startKey = "bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i))"
+
+// inWindow is the condition that the event (time tt) is at most the
+// window after the start of attempt key.
+func (fb *funnelBuilder) inWindow(key string) string {
+	return "tt - toInt64(bitShiftRight(" + key + ", 32)) <= " + fb.window
 }
 
 // levelAndStart adds hot_level, the furthest step reached, and start, the
@@ -501,11 +513,11 @@ func (fb *funnelBuilder) levelAndStart(a *attempt, latest func(j int) string) {
 // 1 to j-1 in a row.
 func (fb *funnelBuilder) strict(a *attempt, entry string) {
 	a.next()
-	a.add("arrayMap((tt, mm) -> if(%s, tt, 0), ts, ms) AS r_1", entry)
+	a.add("arrayMap((tt, mm, i) -> if(%s, %s, toUInt128(0)), ts, ms, arrayEnumerate(ts)) AS r_1", entry, startKey)
 	for j := 2; j <= fb.n; j++ {
 		a.next()
-		a.add("arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND tt - st <= %s, st, 0), ts, ms, %s) AS r_%d",
-			j-1, fb.window, shifted(fmt.Sprintf("r_%d", j-1)), j)
+		a.add("arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND %s, st, toUInt128(0)), ts, ms, %s) AS r_%d",
+			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("r_%d", j-1)), j)
 	}
 	a.next()
 	fb.levelAndStart(a, func(j int) string { return fmt.Sprintf("arrayMax(r_%d)", j) })

@@ -28,13 +28,13 @@ FROM (
                                 multiIf(s_3[-1] != 0, s_3[-1], s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
                             FROM (
                                 SELECT *,
-                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
+                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
                                 FROM (
                                     SELECT *,
-                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
                                     FROM (
                                         SELECT *,
-                                            arrayFill(x -> x != 0, arrayMap((tt, mm) -> if(bitAnd(mm, 1) != 0, tt, 0), ts, ms)) AS s_1
+                                            arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
                                         FROM (
                                             SELECT *,
                                                 arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,

@@ -31,13 +31,13 @@ FROM (
                                     multiIf(arrayMax(r_3) != 0, arrayMax(r_3), arrayMax(r_2) != 0, arrayMax(r_2), arrayMax(r_1) != 0, arrayMax(r_1), 0) AS start
                                 FROM (
                                     SELECT *,
-                                        arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(r_2, 0))) AS r_3
+                                        arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(r_2, 0))) AS r_3
                                     FROM (
                                         SELECT *,
-                                            arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(r_1, 0))) AS r_2
+                                            arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(r_1, 0))) AS r_2
                                         FROM (
                                             SELECT *,
-                                                arrayMap((tt, mm) -> if(bitAnd(mm, 1) != 0, tt, 0), ts, ms) AS r_1
+                                                arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts)) AS r_1
                                             FROM (
                                                 SELECT *,
                                                     arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,

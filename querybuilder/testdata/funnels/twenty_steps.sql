@@ -62,64 +62,64 @@ FROM (
                                 multiIf(s_20[-1] != 0, s_20[-1], s_19[-1] != 0, s_19[-1], s_18[-1] != 0, s_18[-1], s_17[-1] != 0, s_17[-1], s_16[-1] != 0, s_16[-1], s_15[-1] != 0, s_15[-1], s_14[-1] != 0, s_14[-1], s_13[-1] != 0, s_13[-1], s_12[-1] != 0, s_12[-1], s_11[-1] != 0, s_11[-1], s_10[-1] != 0, s_10[-1], s_9[-1] != 0, s_9[-1], s_8[-1] != 0, s_8[-1], s_7[-1] != 0, s_7[-1], s_6[-1] != 0, s_6[-1], s_5[-1] != 0, s_5[-1], s_4[-1] != 0, s_4[-1], s_3[-1] != 0, s_3[-1], s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
                             FROM (
                                 SELECT *,
-                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 19) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_19, 0)))) AS s_20
+                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 19) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_19, 0)))) AS s_20
                                 FROM (
                                     SELECT *,
-                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 18) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_18, 0)))) AS s_19
+                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 18) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_18, 0)))) AS s_19
                                     FROM (
                                         SELECT *,
-                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 17) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_17, 0)))) AS s_18
+                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 17) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_17, 0)))) AS s_18
                                         FROM (
                                             SELECT *,
-                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 16) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_16, 0)))) AS s_17
+                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 16) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_16, 0)))) AS s_17
                                             FROM (
                                                 SELECT *,
-                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 15) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_15, 0)))) AS s_16
+                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 15) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_15, 0)))) AS s_16
                                                 FROM (
                                                     SELECT *,
-                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 14) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_14, 0)))) AS s_15
+                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 14) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_14, 0)))) AS s_15
                                                     FROM (
                                                         SELECT *,
-                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 13) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_13, 0)))) AS s_14
+                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 13) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_13, 0)))) AS s_14
                                                         FROM (
                                                             SELECT *,
-                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 12) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_12, 0)))) AS s_13
+                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 12) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_12, 0)))) AS s_13
                                                             FROM (
                                                                 SELECT *,
-                                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 11) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_11, 0)))) AS s_12
+                                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 11) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_11, 0)))) AS s_12
                                                                 FROM (
                                                                     SELECT *,
-                                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 10) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_10, 0)))) AS s_11
+                                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 10) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_10, 0)))) AS s_11
                                                                     FROM (
                                                                         SELECT *,
-                                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 9) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_9, 0)))) AS s_10
+                                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 9) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_9, 0)))) AS s_10
                                                                         FROM (
                                                                             SELECT *,
-                                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 8) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_8, 0)))) AS s_9
+                                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 8) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_8, 0)))) AS s_9
                                                                             FROM (
                                                                                 SELECT *,
-                                                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 7) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_7, 0)))) AS s_8
+                                                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 7) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_7, 0)))) AS s_8
                                                                                 FROM (
                                                                                     SELECT *,
-                                                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 6) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_6, 0)))) AS s_7
+                                                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 6) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_6, 0)))) AS s_7
                                                                                     FROM (
                                                                                         SELECT *,
-                                                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 5) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_5, 0)))) AS s_6
+                                                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 5) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_5, 0)))) AS s_6
                                                                                         FROM (
                                                                                             SELECT *,
-                                                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 4) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_4, 0)))) AS s_5
+                                                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 4) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_4, 0)))) AS s_5
                                                                                             FROM (
                                                                                                 SELECT *,
-                                                                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 3) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_3, 0)))) AS s_4
+                                                                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 3) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_3, 0)))) AS s_4
                                                                                                 FROM (
                                                                                                     SELECT *,
-                                                                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
+                                                                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
                                                                                                     FROM (
                                                                                                         SELECT *,
-                                                                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - st <= {window_us:Int64}, st, 0), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                                                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
                                                                                                         FROM (
                                                                                                             SELECT *,
-                                                                                                                arrayFill(x -> x != 0, arrayMap((tt, mm) -> if(bitAnd(mm, 1) != 0, tt, 0), ts, ms)) AS s_1
+                                                                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
                                                                                                             FROM (
                                                                                                                 SELECT *,
                                                                                                                     arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
