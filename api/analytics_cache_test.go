@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,10 +170,23 @@ func TestSavedInsightsComputeAndCacheTheirResults(t *testing.T) {
 			t.Fatalf("%d %s", w.Code, w.Body)
 		}
 	})
-	t.Run("other kinds keep a null result", func(t *testing.T) {
+	t.Run("funnels compute and cache too", func(t *testing.T) {
 		fun := f.newInsight(t, map[string]any{"name": "Funnel", "filters": map[string]any{"insight": "FUNNELS",
-			"events": []any{map[string]any{"id": "$pageview"}, map[string]any{"id": "$pageview"}}}})
-		if out := f.getInsight(t, fun["id"], ""); out["result"] != nil || out["last_refresh"] != nil || out["is_cached"] != false {
+			"events":    []any{map[string]any{"id": "$pageview"}, map[string]any{"id": "$pageview"}},
+			"date_from": "2026-03-01", "date_to": "2026-03-07"}})
+		first := f.getInsight(t, fun["id"], "")
+		steps, _ := first["result"].([]any)
+		if len(steps) != 2 || first["is_cached"] != false || first["last_refresh"] == nil {
+			t.Fatalf("first retrieve: %v", first)
+		}
+		if again := f.getInsight(t, fun["id"], ""); again["is_cached"] != true || !reflect.DeepEqual(again["result"], first["result"]) {
+			t.Fatalf("second retrieve: %v", again)
+		}
+	})
+	t.Run("other kinds keep a null result", func(t *testing.T) {
+		ret := f.newInsight(t, map[string]any{"name": "Retention", "filters": map[string]any{"insight": "RETENTION",
+			"target_entity": map[string]any{"id": "$pageview"}}})
+		if out := f.getInsight(t, ret["id"], ""); out["result"] != nil || out["last_refresh"] != nil || out["is_cached"] != false {
 			t.Fatalf("%v", out)
 		}
 	})
