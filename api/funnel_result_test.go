@@ -170,6 +170,13 @@ func (e *funnelEnv) project(t *testing.T, events []refEvent) *funnelProject {
 // its own after the events before it.
 func (p *funnelProject) capture(t *testing.T, events []refEvent) {
 	t.Helper()
+	seen := map[string]bool{}
+	for _, e := range events {
+		if seen[strings.ToLower(e.UUID)] {
+			t.Fatalf("uuid %s twice: ingestion would keep one of the events", e.UUID)
+		}
+		seen[strings.ToLower(e.UUID)] = true
+	}
 	var batch []any
 	flush := func() {
 		if len(batch) == 0 {
@@ -717,10 +724,16 @@ func TestFunnelConversionWindowEdges(t *testing.T) {
 		return []refStepResult{st(4), st(2, (secs(w)+secs(w-us))/2, (secs(w)+secs(w-us))/2)}
 	}
 	typeSynonym := win(2, "HOUR")
+	ordered := func(f refFunnel, order string) refFunnel {
+		f.Order = order
+		return f
+	}
 	runStepsCases(t, []stepsCase{
 		{name: "30 seconds", events: edge(30 * sc), f: win(30, "second"), hand: hand(30 * sc)},
 		{name: "5 minutes", events: edge(5 * mi), f: win(5, "minute"), hand: hand(5 * mi)},
 		{name: "1 hour", events: edge(h), f: win(1, "hour"), hand: hand(h)},
+		{name: "1 hour, strict", events: edge(h), f: ordered(win(1, "hour"), "strict"), hand: hand(h)},
+		{name: "1 hour, unordered", events: edge(h), f: ordered(win(1, "hour"), "unordered"), hand: hand(h)},
 		{name: "2 days", events: edge(2 * dy), f: win(2, "day"), hand: hand(2 * dy)},
 		{name: "1 week is 7 days", events: edge(7 * dy), f: win(1, "week"), hand: hand(7 * dy)},
 		{name: "1 month is 30 days", events: edge(30 * dy), f: win(1, "month"), hand: hand(30 * dy)},
@@ -775,7 +788,34 @@ func TestFunnelExclusions(t *testing.T) {
 				fev("u1", "B", 0), fev("u1", "X", mi), fev("u1", "A", 2*mi),
 				fev("u2", "B", 0), fev("u2", "A", mi), fev("u2", "X", 2*mi),
 			},
-			f: excl(funnelOf("unordered", "A", "B").hours(1), refExclusion{"X", 0, 1}),
+			f:    excl(funnelOf("unordered", "A", "B").hours(1), refExclusion{"X", 0, 1}),
+			hand: []refStepResult{st(1), st(1, 60, 60)},
+		},
+		{
+			name: "with the last step not reached, an excluded event exactly at the window's end counts, one microsecond past does not",
+			events: []refEvent{
+				fev("e1", "A", 0), fev("e1", "X", h), // removed
+				fev("e2", "A", 0), fev("e2", "X", h+us), // kept
+				fev("e3", "A", 0), fev("e3", "B", 30*mi), fev("e3", "X", 40*mi), // kept: X after step 1
+			},
+			f:    excl(funnelOf("", "A", "B").hours(1), refExclusion{"X", 0, 1}),
+			hand: []refStepResult{st(2), st(1, 1800, 1800)},
+		},
+		{
+			// uuids are unique in a project: ingestion keeps one event per uuid.
+			name: "an excluded event at the same time as a step is between them only if the uuid order puts it there",
+			events: []refEvent{
+				fevID("t1", "X", 0, "10000000-0000-4000-8000-000000000001"), fevID("t1", "A", 0, "20000000-0000-4000-8000-000000000001"),
+				fev("t1", "B", mi), // X sorts before A: kept
+				fevID("t2", "A", 0, "10000000-0000-4000-8000-000000000002"), fevID("t2", "X", 0, "20000000-0000-4000-8000-000000000002"),
+				fev("t2", "B", mi), // X sorts after A: removed
+				fev("t3", "A", 0), fevID("t3", "B", mi, "10000000-0000-4000-8000-000000000003"),
+				fevID("t3", "X", mi, "20000000-0000-4000-8000-000000000003"), // X sorts after B: kept
+				fev("t4", "A", 0), fevID("t4", "X", mi, "10000000-0000-4000-8000-000000000004"),
+				fevID("t4", "B", mi, "20000000-0000-4000-8000-000000000004"), // X sorts before B: removed
+			},
+			f:    excl(funnelOf("", "A", "B"), refExclusion{"X", 0, 1}),
+			hand: []refStepResult{st(2), st(2, 60, 60)},
 		},
 	})
 	t.Run("bad exclusions are a 400 naming exclusions", func(t *testing.T) {
