@@ -197,6 +197,12 @@ WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table`})
 		return err
 	}
 	fmt.Printf("active parts at the end: %v\n", parts.Data)
+	props, err := engine.Query(ctx, querybuilder.Statement{SQL: `SELECT sum(data_compressed_bytes), sum(data_uncompressed_bytes)
+FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND name = 'properties'`})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("events.properties on disk: %v bytes compressed of %v\n", props.Data[0][0], props.Data[0][1])
 	ws := srv.WriterStats()
 	f := float64(ws.Flushes.Load())
 	ms := func(n int64) float64 { return float64(n) / f / 1e6 }
