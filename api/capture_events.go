@@ -262,8 +262,14 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 	c.DistinctID = distinctID
 
 	if isPresent(we.UUID) {
-		s, _ := jsonString(we.UUID)
-		id, err := uuid.Parse(s)
+		var id uuid.UUID
+		var err error
+		if len(we.UUID) == 38 && we.UUID[0] == '"' {
+			id, err = uuid.ParseBytes(we.UUID[1:37]) // the usual form, without a copy
+		} else {
+			s, _ := jsonString(we.UUID)
+			id, err = uuid.Parse(s)
+		}
 		if err != nil || id == uuid.Nil {
 			return c, "", Invalid(prefix+"uuid", "uuid must be a UUID such as 0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e12.")
 		}
@@ -309,8 +315,10 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 		}
 		sentAt = t
 	}
-	if b, _ := strconv.ParseBool(string(head.IgnoreSentAt)); b {
-		sentAt = nil
+	if isPresent(head.IgnoreSentAt) {
+		if b, _ := strconv.ParseBool(string(head.IgnoreSentAt)); b {
+			sentAt = nil
+		}
 	}
 	var ts time.Time
 	switch {

@@ -185,8 +185,11 @@ func (s *jsonScan) field(key []byte, dst *json.RawMessage, names []string) bool 
 
 // events reads a list of event objects.
 func (s *jsonScan) events() ([]wireEvent, []propertyHead, bool) {
-	wes := make([]wireEvent, 0, 64)
-	var heads []propertyHead
+	// Each event has an "event" key (or is refused): counting them is far
+	// cheaper than growing the lists (nested "event" keys only add room).
+	n := bytes.Count(s.b[s.i:], []byte(`"event"`)) + 1
+	wes := make([]wireEvent, 0, n)
+	heads := make([]propertyHead, 0, n)
 	ok := s.array(func() bool {
 		if s.i >= len(s.b) || s.b[s.i] != '{' {
 			return false
@@ -335,6 +338,13 @@ func (s *jsonScan) str() (lo, hi int, esc, ok bool) {
 	s.i++
 	lo = s.i
 	for s.i < len(s.b) {
+		// Most bytes of a string need no attention: skip them in a tight loop.
+		for s.i < len(s.b) && plainStringByte[s.b[s.i]] {
+			s.i++
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
@@ -369,6 +379,15 @@ func (s *jsonScan) str() (lo, hi int, esc, ok bool) {
 	}
 	return 0, 0, false, false
 }
+
+// plainStringByte marks the bytes a string holds as they are: not a quote,
+// a backslash or a control character.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -141,4 +142,35 @@ func FuzzScanBatch(f *testing.F) {
 		b, errB := parsePayloadScan(body, now, false)
 		samePayload(t, string(body), a, b, errA, errB)
 	})
+}
+
+// BenchmarkParsePayload parses a posthog-js-like batch of 1 000 $pageviews
+// (about 500 bytes of properties each), as ingestload sends.
+func BenchmarkParsePayload(b *testing.B) {
+	var body bytes.Buffer
+	body.WriteString(`{"api_key":"tok","sent_at":"2026-01-02T03:04:05.678Z","batch":[`)
+	for i := range 1000 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"event":"$pageview","distinct_id":"user-%d","uuid":"0190d6a2-5b7e-7c3a-9f1e-%012d","timestamp":"2026-01-02T03:04:05.%03dZ",`+
+			`"properties":{"$current_url":"https://shop.example.com/pricing","$host":"shop.example.com","$pathname":"/pricing","$browser":"Chrome",`+
+			`"$browser_version":124,"$os":"Mac OS X","$device_type":"Desktop","$screen_height":1080,"$screen_width":1920,"$viewport_height":950,`+
+			`"$viewport_width":1900,"$lib":"web","$lib_version":"1.150.0","$session_id":"0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e12",`+
+			`"$window_id":"0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e13","$referrer":"https://www.google.com/","$referring_domain":"www.google.com",`+
+			`"$insert_id":"%d"}}`, i%200, i, i%1000, i*7919)
+	}
+	body.WriteString(`]}`)
+	now := time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)
+	for _, scan := range []bool{true, false} {
+		b.Run(fmt.Sprintf("scan=%v", scan), func(b *testing.B) {
+			b.SetBytes(int64(body.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := parsePayloadScan(body.Bytes(), now, scan); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
