@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The capture flow an SDK or script runs, with curl, against a running
 # server: send a batch (plain and gzip), a single event, see a bad event
-# refused with the field named, and the project marked as having events.
+# refused with the field named, the project marked as having events, and
+# the anonymous pageview and identified signup counted as one funnel.
 # Usage: scripts/smoke-capture.sh BASE_URL PERSONAL_API_KEY
 source "$(dirname "$0")/smoke-lib.sh"
 # status_body OUT: curl -w '\n%{http_code}' output as "STATUS BODY", for
@@ -38,4 +39,9 @@ echo "unknown token: 401"
 r=$(req GET "/api/organizations/$org/projects/$id/")
 [ "${r%% *}" = 200 ] && [ "$(field ingested_event "$r")" = true ] || fail "ingested_event: $r"
 echo "project: ingested_event true"
+
+# The anonymous pageview and the identified signup are one person's funnel.
+r=$(req POST "/api/projects/$id/insights/funnel/" '{"events": [{"id": "$pageview"}, {"id": "signup"}], "date_from": "-1d"}')
+[ "${r%% *}" = 200 ] && [ "$(printf '%s' "$r" | grep -o '"count": *1,' | wc -l)" = 2 ] || fail "funnel: $r"
+echo "funnel \$pageview -> signup: 1 person at each step"
 echo "smoke: the capture flow works"
