@@ -110,7 +110,14 @@ func encodeRows(t Table, rows [][]any) ([]byte, error) {
 }
 
 func encodeEvents(events []Event) []byte {
-	w := rowBinary{buf: make([]byte, 0, 128*len(events))}
+	// Sized exactly (a string's length prefix takes at most 10 bytes), so
+	// the buffer of a flush's megabytes is never grown and copied.
+	n := 0
+	for i := range events {
+		ev := &events[i]
+		n += 16 + 8 + 16 + 8 + 8 + 3*binary.MaxVarintLen64 + len(ev.Event) + len(ev.DistinctID) + len(ev.Properties) + 16
+	}
+	w := rowBinary{buf: make([]byte, 0, n)}
 	for i := range events {
 		w.event(&events[i])
 	}
