@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -30,6 +30,9 @@ bench-load: setup
 
 bench-trends: setup
 	@scripts/bench-trends.sh
+
+bench-funnels: setup
+	@scripts/bench-funnels.sh
 
 lint:
 	gofmt -l . | (! grep .)

@@ -1,0 +1,643 @@
+// Command funnelload times funnels on a loaded project in one run, so the
+// numbers share the machine's state: (a) end to end through the HTTP
+// endpoint with refresh=true (no result cache), (b) the statement the
+// endpoint builds, run straight on the engine, (c) the plain windowFunnel
+// query other ClickHouse tools run for the same funnel, and (d) the floor:
+// reading the same events and grouping them by person, which any funnel
+// must do at least. It serves the API in-process on a loopback port,
+// because only one process may open the embedded engine's directory. It
+// runs every case once to warm up, then -runs rounds, each round running
+// every case every way in turn (so ratios between cases share the
+// machine's state too); it prints a markdown table of medians, the ratios
+// the targets name, and whether the per-step person counts of HTTP and
+// windowFunnel agree.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// windowSeconds is the conversion window of every case: the default 14 days.
+const windowSeconds = 14 * 86400
+
+// shape says how to read a case's HTTP result and its plain query's rows.
+type shape int
+
+const (
+	steps          shape = iota // result: list of steps; plain rows: (level, count)
+	breakdownSteps              // result: list of step lists; plain rows: (value, level, count)
+	timeToConvert               // result: {bins, ...}; compared with the persons reaching the last step
+	timing                      // result: {bins, ..., persons}; likewise
+)
+
+// funnelCase is one measured funnel: the request body, the endpoint, the
+// plain windowFunnel query for it (empty: none) and the floor query.
+type funnelCase struct {
+	name     string
+	endpoint string // "funnel" or "timing"
+	filter   map[string]any
+	shape    shape
+	plain    string
+	floor    string
+	// expect is empty when HTTP and windowFunnel must give the same person
+	// counts per step, else why they may differ.
+	expect string
+}
+
+func cases(from, to string) []funnelCase {
+	ev := func(names ...string) []any {
+		var out []any
+		for i, n := range names {
+			out = append(out, map[string]any{"id": n, "type": "events", "order": i})
+		}
+		return out
+	}
+	body := func(events []any, extra map[string]any) map[string]any {
+		f := map[string]any{"insight": "FUNNELS", "events": events, "date_from": from, "date_to": to, "interval": "day",
+			"funnel_window_interval": windowSeconds / 86400, "funnel_window_interval_unit": "day"}
+		for k, v := range extra {
+			f[k] = v
+		}
+		return f
+	}
+	three := []string{"$pageview", "signup", "purchase"}
+	ten := []string{"$pageview", "signup", "$identify", "$autocapture", "feature used", "purchase", "$pageleave", "$pageview", "feature used", "purchase"}
+	strict := []string{"$pageview", "signup", "$identify"}
+	rangeSQL := `team_id = {team:Int64} AND toDate(timestamp) BETWEEN {from:Date} AND {to:Date}`
+	in := func(names []string) string {
+		seen := map[string]bool{}
+		var q []string
+		for _, n := range names {
+			if !seen[n] {
+				seen[n] = true
+				q = append(q, "'"+n+"'")
+			}
+		}
+		return " AND event IN (" + strings.Join(q, ", ") + ")"
+	}
+	wf := func(names []string, mode string) string {
+		args := []string{"toDateTime(timestamp)"}
+		for _, n := range names {
+			args = append(args, "event = '"+n+"'")
+		}
+		if mode != "" {
+			mode = ", '" + mode + "'"
+		}
+		return fmt.Sprintf("windowFunnel(%d%s)(%s)", windowSeconds, mode, strings.Join(args, ", "))
+	}
+	plain := func(level, where string) string {
+		return `SELECT level, count() FROM (SELECT person_id, ` + level + ` AS level FROM events WHERE ` + where +
+			` GROUP BY person_id) GROUP BY level ORDER BY level`
+	}
+	floor := func(where string) string {
+		return `SELECT count(), sum(c) FROM (SELECT person_id, count() AS c FROM events WHERE ` + where + ` GROUP BY person_id)`
+	}
+	var rotations []string
+	for i := range three {
+		rotations = append(rotations, wf(append(append([]string(nil), three[i:]...), three[:i]...), ""))
+	}
+	w3, w10 := rangeSQL+in(three), rangeSQL+in(ten)
+	return []funnelCase{
+		{name: "3-step ordered", endpoint: "funnel", filter: body(ev(three...), nil), shape: steps,
+			plain: plain(wf(three, ""), w3), floor: floor(w3)},
+		{name: "10-step ordered", endpoint: "funnel", filter: body(ev(ten...), nil), shape: steps,
+			plain: plain(wf(ten, ""), w10), floor: floor(w10),
+			expect: "repeated steps: windowFunnel lets one event match several steps"},
+		{name: "3-step strict ($pageview, signup, $identify)", endpoint: "funnel",
+			filter: body(ev(strict...), map[string]any{"funnel_order_type": "strict"}), shape: steps,
+			plain: plain(wf(strict, "strict_order"), rangeSQL), floor: floor(rangeSQL),
+			expect: "strict_order stops at the first other event after a step-1 event; insightd takes the best attempt"},
+		{name: "3-step unordered", endpoint: "funnel",
+			filter: body(ev(three...), map[string]any{"funnel_order_type": "unordered"}), shape: steps,
+			plain: plain("greatest("+strings.Join(rotations, ", ")+")", w3), floor: floor(w3),
+			expect: "windowFunnel has no unordered mode: the best of the 3 rotations misses orders like a, c, b"},
+		{name: "3-step, breakdown by $browser", endpoint: "funnel",
+			filter: body(ev(three...), map[string]any{"breakdown": "$browser", "breakdown_type": "event"}), shape: breakdownSteps,
+			plain: `SELECT mat_browser, level, count() FROM (SELECT person_id, mat_browser, ` + wf(three, "") +
+				` AS level FROM events WHERE ` + w3 + ` GROUP BY person_id, mat_browser) GROUP BY mat_browser, level ORDER BY mat_browser, level`,
+			floor: floor(w3)},
+		{name: "3-step, time to convert", endpoint: "funnel",
+			filter: body(ev(three...), map[string]any{"funnel_viz_type": "time_to_convert"}), shape: timeToConvert,
+			plain: plain(wf(three, ""), w3), floor: floor(w3)},
+		{name: "3-step, timing endpoint", endpoint: "timing", filter: body(ev(three...), nil), shape: timing,
+			plain: plain(wf(three, ""), w3), floor: floor(w3)},
+	}
+}
+
+// way is one way of running a case: its timings and its last answer, as
+// person counts per step (persons reaching step i or beyond), keyed by
+// breakdown value ("" without a breakdown).
+type way struct {
+	name  string
+	times []time.Duration
+	na    string // why this way was not run, if it was not
+	steps map[string][]float64
+	// fails counts the timed runs that failed (a timeout, say); err is
+	// the last failure. Their times are left out of the median.
+	fails int
+	err   string
+}
+
+// fail records a failed run: only timed rounds count, and an endpoint that
+// is not there makes the whole way n/a.
+func (w *way) fail(msg string, missing bool) {
+	if missing {
+		w.na = msg
+		return
+	}
+	w.fails++
+	w.err = msg
+}
+
+func main() {
+	dataDir := flag.String("data-dir", os.Getenv("INSIGHTD_DATA_DIR"), "data directory of the loaded project (its olap/ holds the engine)")
+	dbURL := flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of a fresh database (the project is bootstrapped there)")
+	lib := flag.String("chdb-lib", os.Getenv("INSIGHTD_CHDB_LIB"), "path of libchdb.so")
+	project := flag.Int64("project", 1, "the loaded project id; the bootstrapped project must have it")
+	runs := flag.Int("runs", 5, "timed rounds")
+	days := flag.Int("days", 30, "days in the funnel: the last complete days before -end")
+	endFlag := flag.String("end", time.Now().UTC().Format(time.DateOnly), "first day not in the range (YYYY-MM-DD)")
+	only := flag.String("only", "", "run only the cases whose name contains this")
+	flag.Parse()
+	end, err := time.Parse(time.DateOnly, *endFlag)
+	if err != nil || *dataDir == "" || *dbURL == "" || *lib == "" || *runs < 1 {
+		fmt.Fprintln(os.Stderr, "funnelload: need -data-dir, -database-url, -chdb-lib, -runs >= 1 and -end YYYY-MM-DD")
+		os.Exit(2)
+	}
+	from, to := end.AddDate(0, 0, -*days).Format(time.DateOnly), end.AddDate(0, 0, -1).Format(time.DateOnly)
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	engine, err := olap.OpenEmbedded(olap.Config{ChDBLib: *lib, DataDir: filepath.Join(*dataDir, "olap"),
+		QueryTimeout: 10 * time.Minute, Connections: 4}, log)
+	check(err)
+	defer engine.Close()
+	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: *dbURL, MaxOpenConns: 10})
+	check(err)
+	defer store.Close()
+	_, err = store.Migrate(ctx)
+	check(err)
+	b, err := store.Bootstrap(ctx, "bench@example.com", "Bench", "Bench")
+	check(err)
+	if b.ProjectID != *project {
+		check(fmt.Errorf("the bootstrapped project is %d, not %d: use a fresh database", b.ProjectID, *project))
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second}
+	srvCtx, stop := context.WithCancel(ctx)
+	go api.New(cfg, log, store, engine).Serve(srvCtx, ln) //nolint:errcheck // stopped at the end
+	defer stop()
+	base := fmt.Sprintf("http://%s/api/projects/%d/insights/", ln.Addr(), *project)
+	client := &http.Client{Timeout: 10 * time.Minute}
+
+	p, err := store.ProjectForUser(ctx, b.UserID, *project)
+	check(err)
+	qp := querybuilder.Project{ID: p.ID, Timezone: p.Timezone}
+	params := map[string]any{"team": *project, "from": from, "to": to}
+
+	type runner struct {
+		c                          funnelCase
+		body                       []byte
+		http, gen, plain, floor    way
+		cached                     way
+		genStmt                    querybuilder.Statement
+		floorPersons, floorEvents  float64
+		runHTTP                    func(w *way, query string)
+		runGen, runPlain, runFloor func()
+	}
+	var rs []*runner
+	for _, c := range cases(from, to) {
+		if *only != "" && !strings.Contains(c.name, *only) {
+			continue
+		}
+		r := &runner{c: c, http: way{name: "HTTP"}, gen: way{name: "generated"}, plain: way{name: "windowFunnel"},
+			floor: way{name: "floor"}, cached: way{name: "HTTP, cached"}}
+		r.body, _ = json.Marshal(c.filter)
+		if stmt, err := generated(ctx, engine, r.body, qp, c.endpoint == "timing"); err != nil {
+			r.gen.na = err.Error()
+		} else {
+			r.genStmt = querybuilder.WithLimits(stmt, querybuilder.Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000})
+		}
+		url := base + c.endpoint + "/"
+		r.runHTTP = func(w *way, query string) {
+			if w.na != "" {
+				return
+			}
+			start := time.Now()
+			req, _ := http.NewRequest("POST", url+query, bytes.NewReader(r.body))
+			req.Header.Set("Authorization", "Bearer "+b.PersonalAPIKey)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			check(err)
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			check(err)
+			d := time.Since(start)
+			if resp.StatusCode != 200 {
+				missing := resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed
+				w.fail(fmt.Sprintf("HTTP %d: %.200s", resp.StatusCode, bytes.TrimSpace(out)), missing)
+				return
+			}
+			var env struct {
+				Result json.RawMessage `json:"result"`
+			}
+			check(json.Unmarshal(out, &env))
+			s, err := httpSteps(c.shape, env.Result)
+			if err != nil {
+				w.na = fmt.Sprintf("%s: unexpected result: %v: %.200s", c.name, err, env.Result)
+				return
+			}
+			w.steps = s
+			w.times = append(w.times, d)
+		}
+		timeStmt := func(w *way, st querybuilder.Statement) *olap.Rows {
+			if w.na != "" {
+				return nil
+			}
+			start := time.Now()
+			rows, err := engine.Query(ctx, st)
+			d := time.Since(start)
+			if err != nil {
+				w.fail(fmt.Sprintf("%.200s", err.Error()), false)
+				return nil
+			}
+			w.times = append(w.times, d)
+			return rows
+		}
+		r.runGen = func() {
+			if r.genStmt.SQL != "" {
+				timeStmt(&r.gen, r.genStmt)
+			}
+		}
+		r.runPlain = func() {
+			if rows := timeStmt(&r.plain, querybuilder.Statement{SQL: c.plain, Params: params}); rows != nil {
+				r.plain.steps = plainSteps(c.shape, len(c.filter["events"].([]any)), rows.Data)
+			}
+		}
+		r.runFloor = func() {
+			if rows := timeStmt(&r.floor, querybuilder.Statement{SQL: c.floor, Params: params}); rows != nil && len(rows.Data) == 1 {
+				r.floorPersons, r.floorEvents = number(rows.Data[0][0]), number(rows.Data[0][1])
+			}
+		}
+		rs = append(rs, r)
+	}
+
+	round := func() {
+		for _, r := range rs {
+			r.runHTTP(&r.http, "?refresh=true") // refresh=true: the endpoint recomputes
+			r.runGen()
+			r.runPlain()
+			r.runFloor()
+		}
+	}
+	round() // warm-up
+	for _, r := range rs {
+		for _, w := range []*way{&r.http, &r.gen, &r.plain, &r.floor} {
+			w.times, w.fails, w.err = nil, 0, ""
+		}
+	}
+	for range *runs {
+		round()
+	}
+	for _, r := range rs {
+		for range *runs {
+			r.runHTTP(&r.cached, "")
+		}
+	}
+
+	fmt.Printf("range %s to %s (%d days, UTC), window %d days, project %d; %d rounds (median) after one warm-up round\n\n",
+		from, to, *days, windowSeconds/86400, *project, *runs)
+	fmt.Println("| funnel | HTTP end to end (ms) | generated SQL on the engine (ms) | plain windowFunnel (ms) | floor (ms) | HTTP / floor | HTTP / windowFunnel | HTTP, cached (ms) | floor: persons, events |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %.0f, %.0f |\n", r.c.name, cell(r.http), cell(r.gen), cell(r.plain), cell(r.floor),
+			ratio(r.http, r.floor), ratio(r.http, r.plain), cell(r.cached), r.floorPersons, r.floorEvents)
+	}
+
+	find := func(name string) *runner {
+		for _, r := range rs {
+			if r.c.name == name {
+				return r
+			}
+		}
+		return nil
+	}
+	for _, r := range rs {
+		for _, w := range []way{r.http, r.gen, r.plain, r.floor, r.cached} {
+			if w.fails > 0 {
+				fmt.Printf("\n%s, %s: %d of %d timed runs failed, left out of the median; the last: %s\n", r.c.name, w.name, w.fails, w.fails+len(w.times), w.err)
+			}
+		}
+	}
+	fmt.Println("\nTargets:")
+	target := func(label string, a, b *runner, wa, wb func(*runner) way, limit float64, strict bool) {
+		if a == nil || b == nil {
+			fmt.Printf("- %s: n/a (case not run)\n", label)
+			return
+		}
+		x, y := wa(a), wb(b)
+		if x.na != "" || y.na != "" || len(x.times) == 0 || len(y.times) == 0 {
+			fmt.Printf("- %s: n/a (%s)\n", label, firstNonEmpty(x.na, y.na, x.err, y.err, "no timings"))
+			return
+		}
+		v := float64(median(x.times)) / float64(median(y.times))
+		met := v <= limit
+		if strict {
+			met = v < limit
+		}
+		verdict := "met"
+		if !met {
+			verdict = "NOT met"
+		}
+		if limit == 0 {
+			verdict = "no target"
+		}
+		if x.fails+y.fails > 0 {
+			verdict += fmt.Sprintf("; %d failed runs left out", x.fails+y.fails)
+		}
+		fmt.Printf("- %s: %.2f (%s)\n", label, v, verdict)
+	}
+	httpOf := func(r *runner) way { return r.http }
+	floorOf := func(r *runner) way { return r.floor }
+	plainOf := func(r *runner) way { return r.plain }
+	three := find("3-step ordered")
+	target("3-step HTTP / floor (target <= 2)", three, three, httpOf, floorOf, 2, false)
+	target("3-step HTTP / plain windowFunnel (target < 1: faster)", three, three, httpOf, plainOf, 1, true)
+	target("10-step HTTP / 3-step HTTP (target <= 2)", find("10-step ordered"), three, httpOf, httpOf, 2, false)
+	target("breakdown HTTP / 3-step HTTP (target <= 1.3)", find("3-step, breakdown by $browser"), three, httpOf, httpOf, 1.3, false)
+	target("for reference: 10-step windowFunnel / 3-step windowFunnel", find("10-step ordered"), three, plainOf, plainOf, 0, false)
+	target("for reference: strict HTTP / 3-step HTTP", find("3-step strict ($pageview, signup, $identify)"), three, httpOf, httpOf, 0, false)
+	target("for reference: unordered HTTP / 3-step HTTP", find("3-step unordered"), three, httpOf, httpOf, 0, false)
+	target("for reference: time to convert HTTP / 3-step plain windowFunnel", find("3-step, time to convert"), three, httpOf, plainOf, 0, false)
+	target("for reference: time to convert HTTP / 3-step HTTP", find("3-step, time to convert"), three, httpOf, httpOf, 0, false)
+
+	fmt.Println("\nPersons per step (step i: persons reaching step i or beyond), HTTP vs plain windowFunnel:")
+	for _, r := range rs {
+		fmt.Printf("- %s: %s\n", r.c.name, compare(r.c, r.http, r.plain))
+	}
+}
+
+// generated returns the statement the endpoint runs for body (insights/
+// funnel, or insights/timing when timing is set); an error says why there
+// is none.
+func generated(ctx context.Context, engine olap.Engine, body []byte, qp querybuilder.Project, timing bool) (querybuilder.Statement, error) {
+	params, err := querybuilder.ParseBody(body)
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	parse := querybuilder.ParseFunnel
+	if timing {
+		parse = querybuilder.ParseTiming
+	}
+	q, err := parse(params, qp, time.Now())
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	stmt, err := querybuilder.BuildFunnel(q)
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	if strings.Contains(stmt.SQL, "person_overrides") { // as the endpoint does
+		rows, err := engine.Query(ctx, querybuilder.PersonOverridesStatement(qp.ID))
+		if err != nil {
+			return querybuilder.Statement{}, err
+		}
+		if len(rows.Data) == 0 {
+			q.Project.NoPersonOverrides = true
+			return querybuilder.BuildFunnel(q)
+		}
+	}
+	return stmt, nil
+}
+
+// httpSteps reads an HTTP result into person counts per step by breakdown
+// value; time to convert and timing give one "step": the persons binned.
+func httpSteps(sh shape, raw json.RawMessage) (map[string][]float64, error) {
+	type step struct {
+		Count          float64         `json:"count"`
+		BreakdownValue json.RawMessage `json:"breakdown_value"`
+	}
+	out := map[string][]float64{}
+	switch sh {
+	case steps:
+		var s []step
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		for _, st := range s {
+			out[""] = append(out[""], st.Count)
+		}
+	case breakdownSteps:
+		var s [][]step
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		for _, l := range s {
+			if len(l) == 0 {
+				continue
+			}
+			v := breakdownValue(l[0].BreakdownValue)
+			for _, st := range l {
+				out[v] = append(out[v], st.Count)
+			}
+		}
+	case timeToConvert, timing:
+		var t struct {
+			Bins    [][]float64 `json:"bins"`
+			Persons *float64    `json:"persons"`
+		}
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, err
+		}
+		var n float64
+		for _, bin := range t.Bins {
+			if len(bin) != 2 {
+				return nil, fmt.Errorf("a bin of %d numbers", len(bin))
+			}
+			n += bin[1]
+		}
+		if t.Persons != nil && *t.Persons != n {
+			return nil, fmt.Errorf("persons %.0f but the bins hold %.0f", *t.Persons, n)
+		}
+		out[""] = []float64{n}
+	}
+	return out, nil
+}
+
+// breakdownValue is a breakdown value as text: a string, or the one string
+// of a list.
+func breakdownValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var l []string
+	if json.Unmarshal(raw, &l) == nil && len(l) == 1 {
+		return l[0]
+	}
+	return string(raw)
+}
+
+// plainSteps turns (level, persons) rows, or (value, level, persons), into
+// persons reaching step i or beyond, for n steps; time to convert and
+// timing compare with the persons reaching the last step.
+func plainSteps(sh shape, n int, rows [][]any) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, r := range rows {
+		key := ""
+		if sh == breakdownSteps {
+			key, r = fmt.Sprint(r[0]), r[1:]
+		}
+		lv, c := int(number(r[0])), number(r[1])
+		if out[key] == nil {
+			out[key] = make([]float64, n)
+		}
+		for i := 0; i < lv && i < n; i++ {
+			out[key][i] += c
+		}
+	}
+	if sh == timeToConvert || sh == timing {
+		out[""] = []float64{out[""][n-1]}
+	}
+	return out
+}
+
+// compare says whether HTTP and windowFunnel agree on the persons per step.
+func compare(c funnelCase, h, p way) string {
+	if h.na != "" || p.na != "" || h.steps == nil || p.steps == nil {
+		return "n/a (" + firstNonEmpty(h.na, p.na, h.err, p.err, "no answer") + ")"
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, m := range []map[string][]float64{h.steps, p.steps} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	var diffs []string
+	for _, k := range keys {
+		a, b := fmt.Sprint(h.steps[k]), fmt.Sprint(p.steps[k])
+		if a != b {
+			diffs = append(diffs, fmt.Sprintf("%sHTTP %s, windowFunnel %s", label(k), a, b))
+		}
+	}
+	unit := "persons per step"
+	if c.shape == timeToConvert || c.shape == timing {
+		unit = "persons binned vs persons reaching the last step"
+	}
+	if len(diffs) == 0 {
+		s := fmt.Sprintf("agree (%s: %v", unit, h.steps[keys[0]])
+		if len(keys) > 1 {
+			s += fmt.Sprintf(" for %s, and %d more values", keys[0], len(keys)-1)
+		}
+		return s + ")"
+	}
+	s := "differ: " + strings.Join(diffs, "; ")
+	if c.expect != "" {
+		s += " (expected: " + c.expect + ")"
+	}
+	return s
+}
+
+func label(k string) string {
+	if k == "" {
+		return ""
+	}
+	return k + ": "
+}
+
+func cell(w way) string {
+	if w.na != "" || len(w.times) == 0 {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%.1f", ms(median(w.times)))
+	if w.fails > 0 {
+		s += fmt.Sprintf(" (%d failed)", w.fails)
+	}
+	return s
+}
+
+func ratio(a, b way) string {
+	if a.na != "" || b.na != "" || len(a.times) == 0 || len(b.times) == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", float64(median(a.times))/float64(median(b.times)))
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// number reads a count or level of any numeric type.
+func number(v any) float64 {
+	switch v := v.(type) {
+	case uint64:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint32:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case uint8:
+		return float64(v)
+	case uint16:
+		return float64(v)
+	case float64:
+		return v
+	case string: // wider integers
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
+		}
+	}
+	check(fmt.Errorf("number of type %T: %v", v, v))
+	return 0
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "funnelload:", err)
+		os.Exit(1)
+	}
+}
