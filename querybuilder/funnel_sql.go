@@ -11,11 +11,11 @@ import (
 //  1. events: every event the funnel reads, one row each, with its actor,
 //     a bit mask of the steps (or, unordered, the step definitions) it
 //     matches and of the exclusions it is (bit exclusionBit+x), and
-//     whether its actor is hot: has done an event of a later step or an
-//     exclusion in the range. Only a hot actor can get past step 1 or be
-//     excluded, so only hot actors' events are kept in arrays; the
-//     others (most actors of a typical funnel) reach step 1 if they
-//     entered, like the plain count of the floor.
+//     whether its actor is hot: has done in the range an exclusion or the
+//     event that reaching step 2 needs (see hot). Only a hot actor can
+//     get past step 1 or be excluded, so only hot actors' events are
+//     kept in arrays; the others (most actors of a typical funnel)
+//     reach step 1 if they entered, like the plain count of the floor.
 //  2. actors: GROUP BY actor, a hot actor's events as one array of
 //     UInt256 keys sorted by (time, uuid): time+1 in microseconds in the
 //     top 64 bits, the uuid's 128 bits, the mask in the low 64 bits.
@@ -198,19 +198,25 @@ func (fb *funnelBuilder) where(steps []Entity, withExclusions bool) []string {
 }
 
 // hot is the condition that an event's actor may get past step 1 or be
-// excluded: has done, in the range, an event of a step after the first
-// or an exclusion. "1" when that is (nearly) everyone who entered:
-// when a later step can be any event, or is the first step again.
+// excluded: has done, in the range, an exclusion or the event that
+// reaching step 2 needs: step 2's (ordered, strict), any step's but
+// step 1's (unordered). "1" when that is everyone who entered: when that
+// step can be any event, or is step 1 again.
 func (fb *funnelBuilder) hot() string {
 	first := fb.q.Steps[0]
+	var needed []Entity
 	for i, s := range fb.q.Steps[1:] {
-		if s.AllEvents || sameDefinition(s, first) || (fb.q.Order == orderUnordered && fb.bit[i+1] == fb.bit[0]) {
+		if fb.q.Order != orderUnordered && i > 0 {
+			break
+		}
+		if s.AllEvents || sameDefinition(s, first) {
 			return "1"
 		}
+		needed = append(needed, s)
 	}
 	actor, _ := fb.actor()
 	sub := "SELECT " + actor + "\nFROM " + fb.from(fb.usesPersons()) + "\nWHERE " +
-		strings.Join(fb.where(fb.q.Steps[1:], true), "\n  AND ")
+		strings.Join(fb.where(needed, true), "\n  AND ")
 	return actor + " IN (\n" + indent(sub) + "\n)"
 }
 

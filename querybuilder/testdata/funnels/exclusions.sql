@@ -62,7 +62,6 @@ FROM (
                                                             WHERE e.team_id = {team:Int64}
                                                               AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
                                                               AND (e.event = {p1:String}
-                                                                OR e.event = {p2:String}
                                                                 OR e.event = {p3:String}
                                                                 OR e.event = {p4:String})
                                                         ) AS hot,

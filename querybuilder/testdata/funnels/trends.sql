@@ -59,8 +59,7 @@ FROM (
                                                             ) AS po ON e.person_id = po.old_person_id
                                                             WHERE e.team_id = {team:Int64}
                                                               AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                                                              AND (e.event = {p1:String}
-                                                                OR e.event = {p2:String})
+                                                              AND (e.event = {p1:String})
                                                         ) AS hot,
                                                         if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
                                                         toString(toDate(e.timestamp, {tz:String})) AS bucket
