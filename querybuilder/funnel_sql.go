@@ -99,14 +99,6 @@ func (fb *funnelBuilder) definitions() {
 	}
 }
 
-// bits is the number of step (definition) bits.
-func (fb *funnelBuilder) bits() int {
-	if fb.q.Order == orderUnordered {
-		return len(fb.mult)
-	}
-	return fb.n
-}
-
 // actor is who the funnel counts: the event's person (merged persons
 // resolved) or, with aggregation_group_type_index, its group.
 func (fb *funnelBuilder) actor() (expr, cond string) {
@@ -293,7 +285,10 @@ func (fb *funnelBuilder) events() string {
 			"bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k",
 	}
 	if bd := fb.breakdownValue(); bd != "" {
-		cols = append(cols, bd+" AS bd", "(e.timestamp, toUInt128(e.uuid)) AS at")
+		// The entry's order as one UInt256, not a (time, uuid) tuple:
+		// argMax compares it per event, and tuples compare slowly.
+		cols = append(cols, bd+" AS bd",
+			"bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 128), toUInt256(toUInt128(e.uuid))) AS at")
 	}
 	if fb.trends() {
 		cols = append(cols, fb.bucketKey("e.timestamp")+" AS bucket")
@@ -592,7 +587,7 @@ func (fb *funnelBuilder) final(attempts string) string {
 	case VizTimeToConvert, VizTiming:
 		return fb.finalTimes(base)
 	}
-	return fb.finalSteps(fb.folded(base))
+	return fb.finalSteps(base)
 }
 
 // folded ranks breakdown values by the actors who entered and folds the
@@ -616,19 +611,40 @@ func conversion(j int) string {
 	return fmt.Sprintf("(t_%d - t_%d) / 1e6", j, j-1)
 }
 
-func (fb *funnelBuilder) finalSteps(rows string) string {
+// finalSteps aggregates the attempts per raw breakdown value first, into
+// counts and mergeable states of the conversion times, then ranks the
+// few values and folds those past the limit into BreakdownOther by
+// merging their states: ranking the actors' rows themselves would sort
+// every actor.
+func (fb *funnelBuilder) finalSteps(base string) string {
+	value := "''"
+	if fb.breakdownValue() != "" {
+		value = "breakdown_value"
+	}
+	states := []string{value + " AS raw_value"}
 	var counts, avgs, medians []string
 	for j := 1; j <= fb.n; j++ {
-		counts = append(counts, fmt.Sprintf("sumIf(weight, level >= %d)", j))
+		states = append(states, fmt.Sprintf("sumIf(weight, level >= %d) AS c_%d", j, j))
+		counts = append(counts, fmt.Sprintf("sum(c_%d)", j))
 		if j == 1 {
 			avgs, medians = append(avgs, "NULL"), append(medians, "NULL")
 			continue
 		}
-		avgs = append(avgs, fmt.Sprintf("if(countIf(level >= %d) = 0, NULL, avgIf(%s, level >= %d))", j, conversion(j), j))
-		medians = append(medians, fmt.Sprintf("if(countIf(level >= %d) = 0, NULL, quantileExactInclusiveIf(0.5)(%s, level >= %d))", j, conversion(j), j))
+		states = append(states,
+			fmt.Sprintf("avgIfState(%s, level >= %d) AS a_%d", conversion(j), j, j),
+			fmt.Sprintf("quantileExactInclusiveIfState(0.5)(%s, level >= %d) AS q_%d", conversion(j), j, j))
+		avgs = append(avgs, fmt.Sprintf("if(sum(c_%d) = 0, NULL, avgIfMerge(a_%d))", j, j))
+		medians = append(medians, fmt.Sprintf("if(sum(c_%d) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_%d))", j, j))
 	}
-	return "SELECT breakdown,\n    [" + strings.Join(counts, ", ") + "] AS counts,\n    [" + strings.Join(avgs, ", ") +
-		"] AS average_times,\n    [" + strings.Join(medians, ", ") + "] AS median_times\nFROM (\n" + indent(rows) + "\n)\nGROUP BY breakdown"
+	byValue := "SELECT " + strings.Join(states, ",\n    ") + "\nFROM (\n" + indent(base) + "\n)\nGROUP BY raw_value"
+	breakdown := "raw_value"
+	if fb.breakdownValue() != "" {
+		byValue = "SELECT *, dense_rank() OVER (ORDER BY c_1 DESC, raw_value) AS value_rank\nFROM (\n" + indent(byValue) + "\n)"
+		breakdown = "if(value_rank <= " + fb.b.named("breakdown_limit", "UInt32", fb.q.Breakdown.Limit) + ", raw_value, " +
+			fb.b.named("breakdown_other", "String", BreakdownOther) + ")"
+	}
+	return "SELECT " + breakdown + " AS breakdown,\n    [" + strings.Join(counts, ", ") + "] AS counts,\n    [" + strings.Join(avgs, ", ") +
+		"] AS average_times,\n    [" + strings.Join(medians, ", ") + "] AS median_times\nFROM (\n" + indent(byValue) + "\n)\nGROUP BY breakdown"
 }
 
 func (fb *funnelBuilder) finalTrends(rows string) string {

@@ -1,9 +1,13 @@
-SELECT breakdown,
-    [sumIf(weight, level >= 1), sumIf(weight, level >= 2)] AS counts,
-    [NULL, if(countIf(level >= 2) = 0, NULL, avgIf((t_2 - t_1) / 1e6, level >= 2))] AS average_times,
-    [NULL, if(countIf(level >= 2) = 0, NULL, quantileExactInclusiveIf(0.5)((t_2 - t_1) / 1e6, level >= 2))] AS median_times
+SELECT raw_value AS breakdown,
+    [sum(c_1), sum(c_2)] AS counts,
+    [NULL, if(sum(c_2) = 0, NULL, avgIfMerge(a_2))] AS average_times,
+    [NULL, if(sum(c_2) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_2))] AS median_times
 FROM (
-    SELECT *, '' AS breakdown
+    SELECT '' AS raw_value,
+        sumIf(weight, level >= 1) AS c_1,
+        sumIf(weight, level >= 2) AS c_2,
+        avgIfState((t_2 - t_1) / 1e6, level >= 2) AS a_2,
+        quantileExactInclusiveIfState(0.5)((t_2 - t_1) / 1e6, level >= 2) AS q_2
     FROM (
         SELECT *
         FROM (
@@ -94,6 +98,7 @@ FROM (
         )
         WHERE level > 0 AND NOT excluded
     )
+    GROUP BY raw_value
 )
 GROUP BY breakdown
 -- date_from = time.Date(2026, time.February, 23, 23, 0, 0, 0, time.UTC)

@@ -71,7 +71,7 @@ FROM (
                                                                 ) AS hot,
                                                                 if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
                                                                 if(empty(e.mat_os), {breakdown_null:String}, e.mat_os) AS bd,
-                                                                (e.timestamp, toUInt128(e.uuid)) AS at,
+                                                                bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 128), toUInt256(toUInt128(e.uuid))) AS at,
                                                                 toString(toStartOfWeek(e.timestamp, {week_mode:UInt8}, {tz:String})) AS bucket
                                                             FROM events AS e
                                                             LEFT JOIN (

@@ -1,9 +1,67 @@
-SELECT breakdown,
-    [sumIf(weight, level >= 1), sumIf(weight, level >= 2), sumIf(weight, level >= 3), sumIf(weight, level >= 4), sumIf(weight, level >= 5), sumIf(weight, level >= 6), sumIf(weight, level >= 7), sumIf(weight, level >= 8), sumIf(weight, level >= 9), sumIf(weight, level >= 10), sumIf(weight, level >= 11), sumIf(weight, level >= 12), sumIf(weight, level >= 13), sumIf(weight, level >= 14), sumIf(weight, level >= 15), sumIf(weight, level >= 16), sumIf(weight, level >= 17), sumIf(weight, level >= 18), sumIf(weight, level >= 19), sumIf(weight, level >= 20)] AS counts,
-    [NULL, if(countIf(level >= 2) = 0, NULL, avgIf((t_2 - t_1) / 1e6, level >= 2)), if(countIf(level >= 3) = 0, NULL, avgIf((t_3 - t_2) / 1e6, level >= 3)), if(countIf(level >= 4) = 0, NULL, avgIf((t_4 - t_3) / 1e6, level >= 4)), if(countIf(level >= 5) = 0, NULL, avgIf((t_5 - t_4) / 1e6, level >= 5)), if(countIf(level >= 6) = 0, NULL, avgIf((t_6 - t_5) / 1e6, level >= 6)), if(countIf(level >= 7) = 0, NULL, avgIf((t_7 - t_6) / 1e6, level >= 7)), if(countIf(level >= 8) = 0, NULL, avgIf((t_8 - t_7) / 1e6, level >= 8)), if(countIf(level >= 9) = 0, NULL, avgIf((t_9 - t_8) / 1e6, level >= 9)), if(countIf(level >= 10) = 0, NULL, avgIf((t_10 - t_9) / 1e6, level >= 10)), if(countIf(level >= 11) = 0, NULL, avgIf((t_11 - t_10) / 1e6, level >= 11)), if(countIf(level >= 12) = 0, NULL, avgIf((t_12 - t_11) / 1e6, level >= 12)), if(countIf(level >= 13) = 0, NULL, avgIf((t_13 - t_12) / 1e6, level >= 13)), if(countIf(level >= 14) = 0, NULL, avgIf((t_14 - t_13) / 1e6, level >= 14)), if(countIf(level >= 15) = 0, NULL, avgIf((t_15 - t_14) / 1e6, level >= 15)), if(countIf(level >= 16) = 0, NULL, avgIf((t_16 - t_15) / 1e6, level >= 16)), if(countIf(level >= 17) = 0, NULL, avgIf((t_17 - t_16) / 1e6, level >= 17)), if(countIf(level >= 18) = 0, NULL, avgIf((t_18 - t_17) / 1e6, level >= 18)), if(countIf(level >= 19) = 0, NULL, avgIf((t_19 - t_18) / 1e6, level >= 19)), if(countIf(level >= 20) = 0, NULL, avgIf((t_20 - t_19) / 1e6, level >= 20))] AS average_times,
-    [NULL, if(countIf(level >= 2) = 0, NULL, quantileExactInclusiveIf(0.5)((t_2 - t_1) / 1e6, level >= 2)), if(countIf(level >= 3) = 0, NULL, quantileExactInclusiveIf(0.5)((t_3 - t_2) / 1e6, level >= 3)), if(countIf(level >= 4) = 0, NULL, quantileExactInclusiveIf(0.5)((t_4 - t_3) / 1e6, level >= 4)), if(countIf(level >= 5) = 0, NULL, quantileExactInclusiveIf(0.5)((t_5 - t_4) / 1e6, level >= 5)), if(countIf(level >= 6) = 0, NULL, quantileExactInclusiveIf(0.5)((t_6 - t_5) / 1e6, level >= 6)), if(countIf(level >= 7) = 0, NULL, quantileExactInclusiveIf(0.5)((t_7 - t_6) / 1e6, level >= 7)), if(countIf(level >= 8) = 0, NULL, quantileExactInclusiveIf(0.5)((t_8 - t_7) / 1e6, level >= 8)), if(countIf(level >= 9) = 0, NULL, quantileExactInclusiveIf(0.5)((t_9 - t_8) / 1e6, level >= 9)), if(countIf(level >= 10) = 0, NULL, quantileExactInclusiveIf(0.5)((t_10 - t_9) / 1e6, level >= 10)), if(countIf(level >= 11) = 0, NULL, quantileExactInclusiveIf(0.5)((t_11 - t_10) / 1e6, level >= 11)), if(countIf(level >= 12) = 0, NULL, quantileExactInclusiveIf(0.5)((t_12 - t_11) / 1e6, level >= 12)), if(countIf(level >= 13) = 0, NULL, quantileExactInclusiveIf(0.5)((t_13 - t_12) / 1e6, level >= 13)), if(countIf(level >= 14) = 0, NULL, quantileExactInclusiveIf(0.5)((t_14 - t_13) / 1e6, level >= 14)), if(countIf(level >= 15) = 0, NULL, quantileExactInclusiveIf(0.5)((t_15 - t_14) / 1e6, level >= 15)), if(countIf(level >= 16) = 0, NULL, quantileExactInclusiveIf(0.5)((t_16 - t_15) / 1e6, level >= 16)), if(countIf(level >= 17) = 0, NULL, quantileExactInclusiveIf(0.5)((t_17 - t_16) / 1e6, level >= 17)), if(countIf(level >= 18) = 0, NULL, quantileExactInclusiveIf(0.5)((t_18 - t_17) / 1e6, level >= 18)), if(countIf(level >= 19) = 0, NULL, quantileExactInclusiveIf(0.5)((t_19 - t_18) / 1e6, level >= 19)), if(countIf(level >= 20) = 0, NULL, quantileExactInclusiveIf(0.5)((t_20 - t_19) / 1e6, level >= 20))] AS median_times
+SELECT raw_value AS breakdown,
+    [sum(c_1), sum(c_2), sum(c_3), sum(c_4), sum(c_5), sum(c_6), sum(c_7), sum(c_8), sum(c_9), sum(c_10), sum(c_11), sum(c_12), sum(c_13), sum(c_14), sum(c_15), sum(c_16), sum(c_17), sum(c_18), sum(c_19), sum(c_20)] AS counts,
+    [NULL, if(sum(c_2) = 0, NULL, avgIfMerge(a_2)), if(sum(c_3) = 0, NULL, avgIfMerge(a_3)), if(sum(c_4) = 0, NULL, avgIfMerge(a_4)), if(sum(c_5) = 0, NULL, avgIfMerge(a_5)), if(sum(c_6) = 0, NULL, avgIfMerge(a_6)), if(sum(c_7) = 0, NULL, avgIfMerge(a_7)), if(sum(c_8) = 0, NULL, avgIfMerge(a_8)), if(sum(c_9) = 0, NULL, avgIfMerge(a_9)), if(sum(c_10) = 0, NULL, avgIfMerge(a_10)), if(sum(c_11) = 0, NULL, avgIfMerge(a_11)), if(sum(c_12) = 0, NULL, avgIfMerge(a_12)), if(sum(c_13) = 0, NULL, avgIfMerge(a_13)), if(sum(c_14) = 0, NULL, avgIfMerge(a_14)), if(sum(c_15) = 0, NULL, avgIfMerge(a_15)), if(sum(c_16) = 0, NULL, avgIfMerge(a_16)), if(sum(c_17) = 0, NULL, avgIfMerge(a_17)), if(sum(c_18) = 0, NULL, avgIfMerge(a_18)), if(sum(c_19) = 0, NULL, avgIfMerge(a_19)), if(sum(c_20) = 0, NULL, avgIfMerge(a_20))] AS average_times,
+    [NULL, if(sum(c_2) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_2)), if(sum(c_3) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_3)), if(sum(c_4) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_4)), if(sum(c_5) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_5)), if(sum(c_6) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_6)), if(sum(c_7) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_7)), if(sum(c_8) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_8)), if(sum(c_9) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_9)), if(sum(c_10) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_10)), if(sum(c_11) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_11)), if(sum(c_12) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_12)), if(sum(c_13) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_13)), if(sum(c_14) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_14)), if(sum(c_15) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_15)), if(sum(c_16) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_16)), if(sum(c_17) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_17)), if(sum(c_18) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_18)), if(sum(c_19) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_19)), if(sum(c_20) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_20))] AS median_times
 FROM (
-    SELECT *, '' AS breakdown
+    SELECT '' AS raw_value,
+        sumIf(weight, level >= 1) AS c_1,
+        sumIf(weight, level >= 2) AS c_2,
+        avgIfState((t_2 - t_1) / 1e6, level >= 2) AS a_2,
+        quantileExactInclusiveIfState(0.5)((t_2 - t_1) / 1e6, level >= 2) AS q_2,
+        sumIf(weight, level >= 3) AS c_3,
+        avgIfState((t_3 - t_2) / 1e6, level >= 3) AS a_3,
+        quantileExactInclusiveIfState(0.5)((t_3 - t_2) / 1e6, level >= 3) AS q_3,
+        sumIf(weight, level >= 4) AS c_4,
+        avgIfState((t_4 - t_3) / 1e6, level >= 4) AS a_4,
+        quantileExactInclusiveIfState(0.5)((t_4 - t_3) / 1e6, level >= 4) AS q_4,
+        sumIf(weight, level >= 5) AS c_5,
+        avgIfState((t_5 - t_4) / 1e6, level >= 5) AS a_5,
+        quantileExactInclusiveIfState(0.5)((t_5 - t_4) / 1e6, level >= 5) AS q_5,
+        sumIf(weight, level >= 6) AS c_6,
+        avgIfState((t_6 - t_5) / 1e6, level >= 6) AS a_6,
+        quantileExactInclusiveIfState(0.5)((t_6 - t_5) / 1e6, level >= 6) AS q_6,
+        sumIf(weight, level >= 7) AS c_7,
+        avgIfState((t_7 - t_6) / 1e6, level >= 7) AS a_7,
+        quantileExactInclusiveIfState(0.5)((t_7 - t_6) / 1e6, level >= 7) AS q_7,
+        sumIf(weight, level >= 8) AS c_8,
+        avgIfState((t_8 - t_7) / 1e6, level >= 8) AS a_8,
+        quantileExactInclusiveIfState(0.5)((t_8 - t_7) / 1e6, level >= 8) AS q_8,
+        sumIf(weight, level >= 9) AS c_9,
+        avgIfState((t_9 - t_8) / 1e6, level >= 9) AS a_9,
+        quantileExactInclusiveIfState(0.5)((t_9 - t_8) / 1e6, level >= 9) AS q_9,
+        sumIf(weight, level >= 10) AS c_10,
+        avgIfState((t_10 - t_9) / 1e6, level >= 10) AS a_10,
+        quantileExactInclusiveIfState(0.5)((t_10 - t_9) / 1e6, level >= 10) AS q_10,
+        sumIf(weight, level >= 11) AS c_11,
+        avgIfState((t_11 - t_10) / 1e6, level >= 11) AS a_11,
+        quantileExactInclusiveIfState(0.5)((t_11 - t_10) / 1e6, level >= 11) AS q_11,
+        sumIf(weight, level >= 12) AS c_12,
+        avgIfState((t_12 - t_11) / 1e6, level >= 12) AS a_12,
+        quantileExactInclusiveIfState(0.5)((t_12 - t_11) / 1e6, level >= 12) AS q_12,
+        sumIf(weight, level >= 13) AS c_13,
+        avgIfState((t_13 - t_12) / 1e6, level >= 13) AS a_13,
+        quantileExactInclusiveIfState(0.5)((t_13 - t_12) / 1e6, level >= 13) AS q_13,
+        sumIf(weight, level >= 14) AS c_14,
+        avgIfState((t_14 - t_13) / 1e6, level >= 14) AS a_14,
+        quantileExactInclusiveIfState(0.5)((t_14 - t_13) / 1e6, level >= 14) AS q_14,
+        sumIf(weight, level >= 15) AS c_15,
+        avgIfState((t_15 - t_14) / 1e6, level >= 15) AS a_15,
+        quantileExactInclusiveIfState(0.5)((t_15 - t_14) / 1e6, level >= 15) AS q_15,
+        sumIf(weight, level >= 16) AS c_16,
+        avgIfState((t_16 - t_15) / 1e6, level >= 16) AS a_16,
+        quantileExactInclusiveIfState(0.5)((t_16 - t_15) / 1e6, level >= 16) AS q_16,
+        sumIf(weight, level >= 17) AS c_17,
+        avgIfState((t_17 - t_16) / 1e6, level >= 17) AS a_17,
+        quantileExactInclusiveIfState(0.5)((t_17 - t_16) / 1e6, level >= 17) AS q_17,
+        sumIf(weight, level >= 18) AS c_18,
+        avgIfState((t_18 - t_17) / 1e6, level >= 18) AS a_18,
+        quantileExactInclusiveIfState(0.5)((t_18 - t_17) / 1e6, level >= 18) AS q_18,
+        sumIf(weight, level >= 19) AS c_19,
+        avgIfState((t_19 - t_18) / 1e6, level >= 19) AS a_19,
+        quantileExactInclusiveIfState(0.5)((t_19 - t_18) / 1e6, level >= 19) AS q_19,
+        sumIf(weight, level >= 20) AS c_20,
+        avgIfState((t_20 - t_19) / 1e6, level >= 20) AS a_20,
+        quantileExactInclusiveIfState(0.5)((t_20 - t_19) / 1e6, level >= 20) AS q_20
     FROM (
         SELECT *
         FROM (
@@ -222,6 +280,7 @@ FROM (
         )
         WHERE level > 0 AND NOT excluded
     )
+    GROUP BY raw_value
 )
 GROUP BY breakdown
 -- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
