@@ -12,19 +12,10 @@ import (
 // request (insights/timing): persons who do the steps in order inside
 // the conversion window, counted at the furthest step each reaches.
 type FunnelQuery struct {
-	Project Project
-	Now     time.Time
+	Common
 
 	// Steps are the entities in order, 2 to MaxFunnelSteps.
 	Steps []Entity
-	// Properties and TestAccounts apply to every event the funnel reads.
-	Properties         *PropertyFilter
-	FilterTestAccounts bool
-	TestAccounts       *PropertyFilter
-
-	DateFrom, DateTo string
-	Interval         Interval
-	Range            DateRange
 
 	// Window is the conversion window: a step counts when its event is
 	// at most this long after the attempt's first step.
@@ -50,8 +41,6 @@ type FunnelQuery struct {
 	BinCount int
 
 	AggregationGroupTypeIndex int
-
-	clock clock
 }
 
 // Exclusion is an event that, done between two steps of a person's
@@ -104,38 +93,11 @@ func ParseTiming(p Params, project Project, now time.Time) (*FunnelQuery, error)
 
 func parseFunnel(p Params, project Project, now time.Time, timing bool) (*FunnelQuery, error) {
 	pr := &problems{}
-	q := &FunnelQuery{Project: project, Now: now, Interval: IntervalDay, Window: defaultFunnelWindow,
+	q := &FunnelQuery{Common: newCommon(project, now, pr), Window: defaultFunnelWindow,
 		Order: orderOrdered, Viz: VizSteps, Attribution: attributionFirstTouch, FromStep: 0, ToStep: -1}
-	loc, err := project.location()
-	if err != nil {
-		pr.add("timezone", "the project's %v", err)
-		loc = time.UTC
-	}
-	ws := time.Sunday
-	if project.WeekStartDay == 1 {
-		ws = time.Monday
-	}
-	q.clock = clock{now: now.In(loc), loc: loc, weekStart: ws}
-	pp := &propertyParser{clock: q.clock, pr: pr}
-
+	pp := q.properties(pr)
 	q.Steps = parseEntities(p, pp)
-	if raw, ok := p.document("properties"); ok {
-		q.Properties = pp.parse(raw, "properties", "properties")
-	}
-	q.FilterTestAccounts = p.boolean("filter_test_accounts", pr)
-	if q.FilterTestAccounts && len(project.TestAccountFilters) > 0 {
-		tp := &propertyParser{clock: q.clock, pr: pr}
-		q.TestAccounts = tp.parse(project.TestAccountFilters, "test_account_filters", "test_account_filters")
-	}
-	q.DateFrom, _ = p.str("date_from", pr)
-	q.DateTo, _ = p.str("date_to", pr)
-	if s, ok := p.str("interval", pr); ok && s != "" {
-		if iv, known := ParseInterval(s); known {
-			q.Interval = iv
-		} else {
-			pr.add("interval", "interval must be one of hour, day, week, month; got %q", s)
-		}
-	}
+	q.parse(p, pr)
 	q.Window = parseWindow(p, pr)
 	if s, ok := p.str("funnel_order_type", pr); ok && s != "" {
 		switch s = strings.ToLower(s); s {
@@ -322,9 +284,7 @@ func (q *FunnelQuery) Validate() error {
 		pr.add("aggregation_group_type_index", "aggregation_group_type_index must be 0 (persons) or a group type 1 to %d, got %d",
 			maxGroupTypeIndex, q.AggregationGroupTypeIndex)
 	}
-	if r, ok := resolveRange(q.clock, q.DateFrom, q.DateTo, q.Interval, q.Project.FirstEvent, pr); ok {
-		q.Range = r
-	}
+	q.resolveRange(pr)
 	return pr.err()
 }
 
@@ -337,9 +297,6 @@ func sameDefinition(a, b Entity) bool {
 	jb, _ := json.Marshal(b.Properties.JSON())
 	return string(ja) == string(jb)
 }
-
-// Location is the project's timezone the request was resolved in.
-func (q *FunnelQuery) Location() *time.Location { return q.clock.loc }
 
 // Kind names the analysis for cache keys: funnel or timing.
 func (q *FunnelQuery) Kind() string {

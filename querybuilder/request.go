@@ -89,6 +89,80 @@ type Project struct {
 	NoPersonOverrides bool
 }
 
+// Common is what every analysis request has: the project and the clock,
+// the filters on every event it reads and the date range.
+type Common struct {
+	Project Project
+	// Now is the instant relative dates are taken from.
+	Now time.Time
+	// Properties apply to every event read, as do TestAccounts when
+	// FilterTestAccounts is set (the project's test_account_filters).
+	Properties         *PropertyFilter
+	FilterTestAccounts bool
+	TestAccounts       *PropertyFilter
+	// DateFrom and DateTo are as sent (empty: the defaults); Range is
+	// what they resolve to, aligned to Interval.
+	DateFrom, DateTo string
+	Interval         Interval
+	Range            DateRange
+
+	clock clock
+}
+
+// newCommon starts a request of project at now: its clock in the
+// project's timezone and week.
+func newCommon(project Project, now time.Time, pr *problems) Common {
+	loc, err := project.location()
+	if err != nil {
+		pr.add("timezone", "the project's %v", err)
+		loc = time.UTC
+	}
+	ws := time.Sunday
+	if project.WeekStartDay == 1 {
+		ws = time.Monday
+	}
+	return Common{Project: project, Now: now, Interval: IntervalDay, clock: clock{now: now.In(loc), loc: loc, weekStart: ws}}
+}
+
+// properties is a parser of property documents in the request's clock.
+func (c *Common) properties(pr *problems) *propertyParser {
+	return &propertyParser{clock: c.clock, pr: pr}
+}
+
+// parse reads the common parameters: properties, filter_test_accounts,
+// date_from, date_to and interval.
+func (c *Common) parse(p Params, pr *problems) {
+	if raw, ok := p.document("properties"); ok {
+		c.Properties = c.properties(pr).parse(raw, "properties", "properties")
+	}
+	c.FilterTestAccounts = p.boolean("filter_test_accounts", pr)
+	if c.FilterTestAccounts && len(c.Project.TestAccountFilters) > 0 {
+		// The project's own document: a fault there is the project's
+		// setting, named as such.
+		c.TestAccounts = c.properties(pr).parse(c.Project.TestAccountFilters, "test_account_filters", "test_account_filters")
+	}
+	c.DateFrom, _ = p.str("date_from", pr)
+	c.DateTo, _ = p.str("date_to", pr)
+	if s, ok := p.str("interval", pr); ok && s != "" {
+		iv, known := ParseInterval(s)
+		if !known {
+			pr.add("interval", "interval must be one of hour, day, week, month; got %q", s)
+		} else {
+			c.Interval = iv
+		}
+	}
+}
+
+// resolveRange evaluates the date range.
+func (c *Common) resolveRange(pr *problems) {
+	if r, ok := resolveRange(c.clock, c.DateFrom, c.DateTo, c.Interval, c.Project.FirstEvent, pr); ok {
+		c.Range = r
+	}
+}
+
+// Location is the project's timezone the request was resolved in.
+func (c *Common) Location() *time.Location { return c.clock.loc }
+
 // location resolves the project's timezone.
 func (p Project) location() (*time.Location, error) {
 	if p.Timezone == "" || p.Timezone == "UTC" {

@@ -12,22 +12,9 @@ import (
 // TrendsQuery is a validated trends request (insights/trend): one series
 // per entity, or per entity and breakdown value, over time buckets.
 type TrendsQuery struct {
-	Project Project
-	// Now is the instant relative dates are taken from.
-	Now time.Time
+	Common
 
 	Series []Entity
-	// Properties apply to every series, as do TestAccounts when
-	// FilterTestAccounts is set (the project's test_account_filters).
-	Properties         *PropertyFilter
-	FilterTestAccounts bool
-	TestAccounts       *PropertyFilter
-
-	// DateFrom and DateTo are as sent (empty: the defaults); Range is
-	// what they resolve to, aligned to Interval.
-	DateFrom, DateTo string
-	Interval         Interval
-	Range            DateRange
 
 	Breakdown *Breakdown
 	// Compare adds each series for the period of equal length before,
@@ -42,7 +29,6 @@ type TrendsQuery struct {
 	AggregationGroupTypeIndex int
 
 	formula *formula
-	clock   clock
 }
 
 // Trends defaults, from PostHog's legacy API.
@@ -98,40 +84,9 @@ func knownMath(m string) bool {
 // as *ValidationError values naming their parameter.
 func ParseTrends(p Params, project Project, now time.Time) (*TrendsQuery, error) {
 	pr := &problems{}
-	q := &TrendsQuery{Project: project, Now: now, Display: defaultDisplay, Interval: IntervalDay}
-	loc, err := project.location()
-	if err != nil {
-		pr.add("timezone", "the project's %v", err)
-		loc = time.UTC
-	}
-	ws := time.Sunday
-	if project.WeekStartDay == 1 {
-		ws = time.Monday
-	}
-	q.clock = clock{now: now.In(loc), loc: loc, weekStart: ws}
-	pp := &propertyParser{clock: q.clock, pr: pr}
-
-	q.Series = parseEntities(p, pp)
-	if raw, ok := p.document("properties"); ok {
-		q.Properties = pp.parse(raw, "properties", "properties")
-	}
-	q.FilterTestAccounts = p.boolean("filter_test_accounts", pr)
-	if q.FilterTestAccounts && len(project.TestAccountFilters) > 0 {
-		// The project's own document: a fault there is the project's
-		// setting, named as such.
-		tp := &propertyParser{clock: q.clock, pr: pr}
-		q.TestAccounts = tp.parse(project.TestAccountFilters, "test_account_filters", "test_account_filters")
-	}
-	q.DateFrom, _ = p.str("date_from", pr)
-	q.DateTo, _ = p.str("date_to", pr)
-	if s, ok := p.str("interval", pr); ok && s != "" {
-		iv, known := ParseInterval(s)
-		if !known {
-			pr.add("interval", "interval must be one of hour, day, week, month; got %q", s)
-		} else {
-			q.Interval = iv
-		}
-	}
+	q := &TrendsQuery{Common: newCommon(project, now, pr), Display: defaultDisplay}
+	q.Series = parseEntities(p, q.properties(pr))
+	q.parse(p, pr)
 	q.Breakdown = parseBreakdown(p, trendsBreakdownLimit, pr)
 	q.Compare = p.boolean("compare", pr)
 	q.CompareTo, _ = p.str("compare_to", pr)
@@ -175,9 +130,7 @@ func (q *TrendsQuery) Validate() error {
 	} else {
 		q.formula = nil
 	}
-	if r, ok := resolveRange(q.clock, q.DateFrom, q.DateTo, q.Interval, q.Project.FirstEvent, pr); ok {
-		q.Range = r
-	}
+	q.resolveRange(pr)
 	if q.Compare && strings.TrimSpace(q.CompareTo) != "" {
 		m := compareTo.FindStringSubmatch(strings.TrimSpace(q.CompareTo))
 		n := 0
@@ -217,6 +170,3 @@ func (q *TrendsQuery) timeSeries() bool { return displays[q.Display] }
 
 // cumulative reports the running-sum display.
 func (q *TrendsQuery) cumulative() bool { return q.Display == displayCumulative }
-
-// Location is the project's timezone the request was resolved in.
-func (q *TrendsQuery) Location() *time.Location { return q.clock.loc }

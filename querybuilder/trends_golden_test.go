@@ -3,9 +3,7 @@ package querybuilder
 import (
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -91,61 +89,12 @@ func trendsGolden() map[string]string {
 }
 
 func TestTrendsGoldenSQL(t *testing.T) {
-	dir := filepath.Join("testdata", "trends")
-	cases := trendsGolden()
-	names := make([]string, 0, len(cases))
-	for name := range cases {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			p, err := ParseBody([]byte(cases[name]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			q, err := ParseTrends(p, goldenProject, testNow)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stmt, err := BuildTrends(q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := stmt.String()
-			// The same request gives the same text, whatever map order.
-			for i := 0; i < 3; i++ {
-				again, _ := BuildTrends(q)
-				if again.String() != got {
-					t.Fatal("building twice gave different SQL")
-				}
-			}
-			path := filepath.Join(dir, name+".sql")
-			if *update {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./querybuilder -run TestTrendsGoldenSQL -update)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("SQL differs from %s (refresh with -update if intended):\n%s", path, got)
-			}
-		})
-	}
-	t.Run("no golden file is left without its case", func(t *testing.T) {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.sql"))
-		for _, f := range files {
-			if _, ok := cases[strings.TrimSuffix(filepath.Base(f), ".sql")]; !ok {
-				t.Errorf("%s has no case", f)
-			}
+	checkGolden(t, filepath.Join("testdata", "trends"), trendsGolden(), func(p Params) (Statement, error) {
+		q, err := ParseTrends(p, goldenProject, testNow)
+		if err != nil {
+			return Statement{}, err
 		}
+		return BuildTrends(q)
 	})
 }
 
