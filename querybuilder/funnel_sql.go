@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // How a funnel statement works (README, "Funnels"):
@@ -108,10 +109,11 @@ func (fb *funnelBuilder) actor() (expr, cond string) {
 	return eventPersonID(fb.q.Project), ""
 }
 
-// from is the events and the joins the statement needs.
+// from is the events and the joins the statement needs: merged persons
+// when it counts persons or reads their properties.
 func (fb *funnelBuilder) from(persons bool) string {
 	s := "events AS e"
-	if fb.q.AggregationGroupTypeIndex == 0 && !fb.q.Project.NoPersonOverrides {
+	if (fb.q.AggregationGroupTypeIndex == 0 || persons) && !fb.q.Project.NoPersonOverrides {
 		s += "\n" + EventPersonJoin
 	}
 	if persons {
@@ -167,12 +169,12 @@ func (fb *funnelBuilder) where(steps []Entity, withExclusions bool) []string {
 	if c := andFilters(fb.q.Properties, fb.q.TestAccounts).sql(fb.b); c != "" {
 		w = append(w, c)
 	}
-	var any []string
+	var relevant []string
 	seen := map[string]bool{}
 	add := func(c string) {
 		if !seen[c] {
 			seen[c] = true
-			any = append(any, c)
+			relevant = append(relevant, c)
 		}
 	}
 	for _, s := range steps {
@@ -183,8 +185,8 @@ func (fb *funnelBuilder) where(steps []Entity, withExclusions bool) []string {
 			add(fb.entityCond(x.Entity))
 		}
 	}
-	if len(any) > 0 && !seen["1"] && steps != nil {
-		w = append(w, "("+strings.Join(any, "\n    OR ")+")")
+	if len(relevant) > 0 && !seen["1"] && steps != nil {
+		w = append(w, "("+strings.Join(relevant, "\n    OR ")+")")
 	}
 	return w
 }
@@ -260,7 +262,7 @@ func (fb *funnelBuilder) bucketKey(t string) string {
 		return "formatDateTime(toStartOfHour(" + t + ", " + tz + "), '%Y-%m-%d %H:%i:%S', 'UTC')"
 	case IntervalWeek:
 		mode := 0
-		if fb.q.clock.weekStart.String() == "Monday" {
+		if fb.q.clock.weekStart == time.Monday {
 			mode = 1
 		}
 		return "toString(toStartOfWeek(" + t + ", " + fb.b.named("week_mode", "UInt8", mode) + ", " + tz + "))"
