@@ -472,18 +472,28 @@ func shifted(arr string) string {
 
 // ordered adds an ordered funnel's levels (see the top of the file).
 func (fb *funnelBuilder) ordered(a *attempt, entry string) {
-	a.next()
-	a.add("arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(%s, %s, toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1", entry, startKey)
-	for j := 2; j <= fb.n; j++ {
-		a.next()
-		a.add("arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND %s, st, toUInt128(0)), ts, ms, %s)) AS s_%d",
-			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("s_%d", j-1)), j)
-	}
+	fb.stepStarts(a, entry, "s", "arrayFill(x -> x != 0, %s)")
 	a.next()
 	fb.levelAndStart(a, func(j int) string { return fmt.Sprintf("s_%d[-1]", j) })
 	a.next()
 	for j := 1; j <= fb.n; j++ {
 		a.add("if(hot_level >= %d, arrayFirstIndex(x -> x = start, s_%d), 0) AS p_%d", j, j, j)
+	}
+}
+
+// stepStarts adds name_1..name_n, one nesting level each: at each event,
+// the start (startKey) of the attempt whose step j it is, or 0, passed
+// through carry: arrayFill for ordered funnels (the latest start that
+// reached step j so far), nothing for strict ones (the step must be
+// this very event).
+func (fb *funnelBuilder) stepStarts(a *attempt, entry, name, carry string) {
+	a.next()
+	a.add("%s AS %s_1", fmt.Sprintf(carry, "arrayMap((tt, mm, i) -> if("+entry+", "+startKey+", toUInt128(0)), ts, ms, arrayEnumerate(ts))"), name)
+	for j := 2; j <= fb.n; j++ {
+		a.next()
+		step := fmt.Sprintf("arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND %s, st, toUInt128(0)), ts, ms, %s)",
+			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("%s_%d", name, j-1)))
+		a.add("%s AS %s_%d", fmt.Sprintf(carry, step), name, j)
 	}
 }
 
@@ -515,13 +525,7 @@ func (fb *funnelBuilder) levelAndStart(a *attempt, latest func(j int) string) {
 // attempt whose step j is event i, the events before it being its steps
 // 1 to j-1 in a row.
 func (fb *funnelBuilder) strict(a *attempt, entry string) {
-	a.next()
-	a.add("arrayMap((tt, mm, i) -> if(%s, %s, toUInt128(0)), ts, ms, arrayEnumerate(ts)) AS r_1", entry, startKey)
-	for j := 2; j <= fb.n; j++ {
-		a.next()
-		a.add("arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND %s, st, toUInt128(0)), ts, ms, %s) AS r_%d",
-			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("r_%d", j-1)), j)
-	}
+	fb.stepStarts(a, entry, "r", "%s")
 	a.next()
 	fb.levelAndStart(a, func(j int) string { return fmt.Sprintf("arrayMax(r_%d)", j) })
 	a.next()
