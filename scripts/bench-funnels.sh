@@ -3,40 +3,7 @@
 # end to end over HTTP (refresh=true: no result cache), as the generated
 # statement straight on the engine, as the plain windowFunnel query other
 # ClickHouse tools run, and as the floor (the same events grouped by
-# person), in one run (benchmarks/funnelload). BENCH_DIR (default
-# .data/bench100m, made by make bench-load) must hold project PROJECT (1);
-# a fresh private PostgreSQL cluster is made for the run so that
-# bootstrapping gives that project id. RUNS (5) rounds, DAYS (30) days
-# ending the day before END (default today, UTC); ONLY picks the cases
-# whose name contains it. Only one process may open the engine's
-# directory: the script refuses to start while another one has it open.
-set -euo pipefail
-BENCH_DIR=${BENCH_DIR:-}
-source "$(dirname "$0")/lib.sh"
-cd "$ROOT"
-BENCH_DIR=${BENCH_DIR:-$ROOT/.data/bench100m}
-RUNS=${RUNS:-5}
-DAYS=${DAYS:-30}
-PROJECT=${PROJECT:-1}
-END=${END:-$(date -u +%F)}
-ONLY=${ONLY:-}
-export INSIGHTD_CHDB_LIB=${INSIGHTD_CHDB_LIB:-$ROOT/.deps/chdb/libchdb.so}
-unset INSIGHTD_DATA_DIR DATABASE_URL
-
-[ -d "$BENCH_DIR/olap" ] || die "$BENCH_DIR/olap does not exist: run make bench-load first"
-if pgrep -f -- "$BENCH_DIR/olap" >/dev/null; then
-  pgrep -af -- "$BENCH_DIR/olap" >&2
-  die "another process has $BENCH_DIR/olap open; wait for it to finish"
-fi
-
-PG_DIR=$(mktemp -d "$ROOT/.data/postgres-bench-funnels.XXXXXX")
-rmdir "$PG_DIR"
-cleanup() { pg_stop "$PG_DIR"; rm -rf "$PG_DIR" "$PG_DIR.port"; }
-trap cleanup EXIT
-PG_FSYNC=off pg_start "$PG_DIR" insightd_bench_funnels
-
-go build -o bin/funnelload ./benchmarks/funnelload
-echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr); data: $(du -sh "$BENCH_DIR/olap" | cut -f1) in $BENCH_DIR/olap"
-echo
-bin/funnelload -data-dir "$BENCH_DIR" -chdb-lib "$INSIGHTD_CHDB_LIB" -database-url "$DATABASE_URL" \
-  -project "$PROJECT" -runs "$RUNS" -days "$DAYS" -end "$END" -only "$ONLY"
+# person), in one run (benchmarks/funnelload). ONLY picks the cases whose
+# name contains it; the other settings (BENCH_DIR, RUNS, DAYS, END,
+# PROJECT): scripts/bench-analysis.sh.
+exec "$(dirname "$0")/bench-analysis.sh" funnelload -only "${ONLY:-}"

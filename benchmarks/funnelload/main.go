@@ -20,18 +20,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/insightd/insightd/api"
-	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/benchmarks/loaded"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -169,51 +165,18 @@ func (w *way) fail(msg string, missing bool) {
 }
 
 func main() {
-	dataDir := flag.String("data-dir", os.Getenv("INSIGHTD_DATA_DIR"), "data directory of the loaded project (its olap/ holds the engine)")
-	dbURL := flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of a fresh database (the project is bootstrapped there)")
-	lib := flag.String("chdb-lib", os.Getenv("INSIGHTD_CHDB_LIB"), "path of libchdb.so")
-	project := flag.Int64("project", 1, "the loaded project id; the bootstrapped project must have it")
-	runs := flag.Int("runs", 5, "timed rounds")
-	days := flag.Int("days", 30, "days in the funnel: the last complete days before -end")
-	endFlag := flag.String("end", time.Now().UTC().Format(time.DateOnly), "first day not in the range (YYYY-MM-DD)")
+	f := loaded.RegisterFlags("funnel")
 	only := flag.String("only", "", "run only the cases whose name contains this")
 	flag.Parse()
-	end, err := time.Parse(time.DateOnly, *endFlag)
-	if err != nil || *dataDir == "" || *dbURL == "" || *lib == "" || *runs < 1 {
-		fmt.Fprintln(os.Stderr, "funnelload: need -data-dir, -database-url, -chdb-lib, -runs >= 1 and -end YYYY-MM-DD")
+	ctx := context.Background()
+	env, err := loaded.Open(ctx, f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "funnelload:", err)
 		os.Exit(2)
 	}
-	from, to := end.AddDate(0, 0, -*days).Format(time.DateOnly), end.AddDate(0, 0, -1).Format(time.DateOnly)
-	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-
-	engine, err := olap.OpenEmbedded(olap.Config{ChDBLib: *lib, DataDir: filepath.Join(*dataDir, "olap"),
-		QueryTimeout: 10 * time.Minute, Connections: 4}, log)
-	check(err)
-	defer engine.Close()
-	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: *dbURL, MaxOpenConns: 10})
-	check(err)
-	defer store.Close()
-	_, err = store.Migrate(ctx)
-	check(err)
-	b, err := store.Bootstrap(ctx, "bench@example.com", "Bench", "Bench")
-	check(err)
-	if b.ProjectID != *project {
-		check(fmt.Errorf("the bootstrapped project is %d, not %d: use a fresh database", b.ProjectID, *project))
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second}
-	srvCtx, stop := context.WithCancel(ctx)
-	go api.New(cfg, log, store, engine).Serve(srvCtx, ln) //nolint:errcheck // stopped at the end
-	defer stop()
-	base := fmt.Sprintf("http://%s/api/projects/%d/insights/", ln.Addr(), *project)
-	client := &http.Client{Timeout: 10 * time.Minute}
-
-	p, err := store.ProjectForUser(ctx, b.UserID, *project)
-	check(err)
-	qp := querybuilder.Project{ID: p.ID, Timezone: p.Timezone}
+	defer env.Close()
+	engine, qp, from, to, runs, days, project := env.Engine, env.Project, env.From, env.To, f.Runs, f.Days, f.Project
+	base, client := env.InsightsURL, env.Client
 	params := map[string]any{"team": *project, "from": from, "to": to}
 
 	type runner struct {
@@ -248,7 +211,7 @@ func main() {
 			}
 			start := time.Now()
 			req, _ := http.NewRequest("POST", url+query, bytes.NewReader(r.body))
-			req.Header.Set("Authorization", "Bearer "+b.PersonalAPIKey)
+			req.Header.Set("Authorization", "Bearer "+env.Key)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
 			check(err)
@@ -365,7 +328,7 @@ func main() {
 			fmt.Printf("- %s: n/a (%s)\n", label, firstNonEmpty(x.na, y.na, x.err, y.err, "no timings"))
 			return
 		}
-		v := float64(median(x.times)) / float64(median(y.times))
+		v := float64(loaded.Median(x.times)) / float64(loaded.Median(y.times))
 		met := v <= limit
 		if strict {
 			met = v < limit
@@ -589,7 +552,7 @@ func cell(w way) string {
 	if w.na != "" || len(w.times) == 0 {
 		return "n/a"
 	}
-	s := fmt.Sprintf("%.1f", ms(median(w.times)))
+	s := fmt.Sprintf("%.1f", loaded.Ms(loaded.Median(w.times)))
 	if w.fails > 0 {
 		s += fmt.Sprintf(" (%d failed)", w.fails)
 	}
@@ -600,7 +563,7 @@ func ratio(a, b way) string {
 	if a.na != "" || b.na != "" || len(a.times) == 0 || len(b.times) == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.2f", float64(median(a.times))/float64(median(b.times)))
+	return fmt.Sprintf("%.2f", float64(loaded.Median(a.times))/float64(loaded.Median(b.times)))
 }
 
 func firstNonEmpty(s ...string) string {
@@ -637,17 +600,6 @@ func number(v any) float64 {
 	check(fmt.Errorf("number of type %T: %v", v, v))
 	return 0
 }
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func check(err error) {
 	if err != nil {

@@ -16,18 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/insightd/insightd/api"
-	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/benchmarks/loaded"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -65,51 +59,18 @@ GROUP BY d`},
 }
 
 func main() {
-	dataDir := flag.String("data-dir", os.Getenv("INSIGHTD_DATA_DIR"), "data directory of the loaded project (its olap/ holds the engine)")
-	dbURL := flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of a fresh database (the project is bootstrapped there)")
-	lib := flag.String("chdb-lib", os.Getenv("INSIGHTD_CHDB_LIB"), "path of libchdb.so")
-	project := flag.Int64("project", 1, "the loaded project id; the bootstrapped project must have it")
-	runs := flag.Int("runs", 5, "timed rounds per case")
-	days := flag.Int("days", 30, "days in the trend: the last complete days before -end")
-	endFlag := flag.String("end", time.Now().UTC().Format(time.DateOnly), "first day not in the range (YYYY-MM-DD)")
+	f := loaded.RegisterFlags("trend")
 	flag.Parse()
-	end, err := time.Parse(time.DateOnly, *endFlag)
-	if err != nil || *dataDir == "" || *dbURL == "" || *lib == "" || *runs < 1 {
-		fmt.Fprintln(os.Stderr, "trendload: need -data-dir, -database-url, -chdb-lib, -runs >= 1 and -end YYYY-MM-DD")
+	ctx := context.Background()
+	env, err := loaded.Open(ctx, f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trendload:", err)
 		os.Exit(2)
 	}
-	from, to := end.AddDate(0, 0, -*days).Format(time.DateOnly), end.AddDate(0, 0, -1).Format(time.DateOnly)
-	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-
-	engine, err := olap.OpenEmbedded(olap.Config{ChDBLib: *lib, DataDir: filepath.Join(*dataDir, "olap"),
-		QueryTimeout: 10 * time.Minute, Connections: 4}, log)
-	check(err)
-	defer engine.Close()
-	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: *dbURL, MaxOpenConns: 10})
-	check(err)
-	defer store.Close()
-	_, err = store.Migrate(ctx)
-	check(err)
-	b, err := store.Bootstrap(ctx, "bench@example.com", "Bench", "Bench")
-	check(err)
-	if b.ProjectID != *project {
-		check(fmt.Errorf("the bootstrapped project is %d, not %d: use a fresh database", b.ProjectID, *project))
-	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second}
-	srvCtx, stop := context.WithCancel(ctx)
-	go api.New(cfg, log, store, engine).Serve(srvCtx, ln) //nolint:errcheck // stopped at the end
-	defer stop()
-	url := fmt.Sprintf("http://%s/api/projects/%d/insights/trend/", ln.Addr(), *project)
-	client := &http.Client{Timeout: 10 * time.Minute}
+	defer env.Close()
+	engine, qp, from, to, runs, days, project := env.Engine, env.Project, env.From, env.To, f.Runs, f.Days, f.Project
+	url, client := env.InsightsURL+"trend/", env.Client
 	const uncached = "?refresh=true" // the analysis endpoint recomputes
-
-	p, err := store.ProjectForUser(ctx, b.UserID, *project)
-	check(err)
-	qp := querybuilder.Project{ID: p.ID, Timezone: p.Timezone}
 
 	fmt.Printf("range %s to %s (%d days), project %d, %d runs per case (median), after one warm-up run\n\n", from, to, *days, *project, *runs)
 	fmt.Println("| trend | HTTP end to end (ms) | generated SQL on the engine (ms) | hand-written SQL (ms) | HTTP / hand | generated / hand | HTTP, cached (ms) | total, HTTP vs hand-written |")
@@ -138,7 +99,7 @@ func main() {
 		runHTTP := func(query string) time.Duration {
 			start := time.Now()
 			req, _ := http.NewRequest("POST", url+query, bytes.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+b.PersonalAPIKey)
+			req.Header.Set("Authorization", "Bearer "+env.Key)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
 			check(err)
@@ -182,13 +143,13 @@ func main() {
 		for range *runs {
 			cached = append(cached, runHTTP(""))
 		}
-		ma, mg, mh := median(a), median(g), median(h)
+		ma, mg, mh := loaded.Median(a), loaded.Median(g), loaded.Median(h)
 		agree := "agree"
 		if httpTotal != handTotal {
 			agree = fmt.Sprintf("differ: HTTP %.0f, hand %.0f", httpTotal, handTotal)
 		}
-		fmt.Printf("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.0f (%s) |\n", tc.name, ms(ma), ms(mg), ms(mh),
-			float64(ma)/float64(mh), float64(mg)/float64(mh), ms(median(cached)), httpTotal, agree)
+		fmt.Printf("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.0f (%s) |\n", tc.name, loaded.Ms(ma), loaded.Ms(mg), loaded.Ms(mh),
+			float64(ma)/float64(mh), float64(mg)/float64(mh), loaded.Ms(loaded.Median(cached)), httpTotal, agree)
 	}
 }
 
@@ -211,17 +172,6 @@ func sumLastColumn(rows [][]any) float64 {
 	}
 	return t
 }
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func check(err error) {
 	if err != nil {

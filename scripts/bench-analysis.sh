@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# scripts/bench-analysis.sh PROGRAM [ARGS...]: runs an analysis benchmark
+# (benchmarks/PROGRAM: trendload, funnelload) on the loaded project, as
+# make bench-trends and make bench-funnels do. BENCH_DIR (default
+# .data/bench100m, made by make bench-load) must hold project PROJECT (1);
+# a fresh private PostgreSQL cluster is made for the run so that
+# bootstrapping gives that project id. RUNS (5) rounds, DAYS (30) days
+# ending the day before END (default today, UTC); ARGS go to the program.
+# Only one process may open the engine's directory: the script refuses to
+# start while another one has it open.
+set -euo pipefail
+PROGRAM=$1
+shift
+BENCH_DIR=${BENCH_DIR:-}
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+BENCH_DIR=${BENCH_DIR:-$ROOT/.data/bench100m}
+RUNS=${RUNS:-5}
+DAYS=${DAYS:-30}
+PROJECT=${PROJECT:-1}
+END=${END:-$(date -u +%F)}
+export INSIGHTD_CHDB_LIB=${INSIGHTD_CHDB_LIB:-$ROOT/.deps/chdb/libchdb.so}
+unset INSIGHTD_DATA_DIR DATABASE_URL
+
+[ -d "benchmarks/$PROGRAM" ] || die "no benchmark benchmarks/$PROGRAM"
+[ -d "$BENCH_DIR/olap" ] || die "$BENCH_DIR/olap does not exist: run make bench-load first"
+if pgrep -f -- "$BENCH_DIR/olap" >/dev/null; then
+  pgrep -af -- "$BENCH_DIR/olap" >&2
+  die "another process has $BENCH_DIR/olap open; wait for it to finish"
+fi
+
+PG_DIR=$(mktemp -d "$ROOT/.data/postgres-bench-$PROGRAM.XXXXXX")
+rmdir "$PG_DIR"
+cleanup() { pg_stop "$PG_DIR"; rm -rf "$PG_DIR" "$PG_DIR.port"; }
+trap cleanup EXIT
+PG_FSYNC=off pg_start "$PG_DIR" "insightd_bench_$PROGRAM"
+
+go build -o "bin/$PROGRAM" "./benchmarks/$PROGRAM"
+echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr); data: $(du -sh "$BENCH_DIR/olap" | cut -f1) in $BENCH_DIR/olap"
+echo
+"bin/$PROGRAM" -data-dir "$BENCH_DIR" -chdb-lib "$INSIGHTD_CHDB_LIB" -database-url "$DATABASE_URL" \
+  -project "$PROJECT" -runs "$RUNS" -days "$DAYS" -end "$END" "$@"
