@@ -27,8 +27,8 @@ import (
 // Flags are the command line every analysis benchmark takes.
 type Flags struct {
 	DataDir, DatabaseURL, ChDBLib, End *string
-	Project                           *int64
-	Runs, Days                        *int
+	Project                            *int64
+	Runs, Days                         *int
 }
 
 // RegisterFlags declares the flags on the default flag set; what names
