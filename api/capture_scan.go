@@ -222,17 +222,7 @@ func (s *jsonScan) events() ([]wireEvent, []propertyHead, bool) {
 // object reads an object at s.i, calling member with each key (the
 // scanner then at the value, which member must read).
 func (s *jsonScan) object(member func(key []byte) bool) bool {
-	if s.depth++; s.depth > maxScanDepth {
-		return false
-	}
-	defer func() { s.depth-- }()
-	s.i++ // '{'
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return true
-	}
-	for {
+	return s.container('}', func() bool {
 		lo, hi, esc, ok := s.str()
 		if !ok {
 			return false
@@ -244,40 +234,28 @@ func (s *jsonScan) object(member func(key []byte) bool) bool {
 		s.i++
 		s.ws()
 		s.esc = esc
-		if !member(s.b[lo:hi]) {
-			return false
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return member(s.b[lo:hi])
+	})
 }
 
 // array reads an array at s.i, calling elem at each element.
-func (s *jsonScan) array(elem func() bool) bool {
+func (s *jsonScan) array(elem func() bool) bool { return s.container(']', elem) }
+
+// container reads an object or array at s.i (its opening character),
+// calling item at each member or element, up to closing.
+func (s *jsonScan) container(closing byte, item func() bool) bool {
 	if s.depth++; s.depth > maxScanDepth {
 		return false
 	}
 	defer func() { s.depth-- }()
-	s.i++ // '['
+	s.i++ // '{' or '['
 	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
+	if s.i < len(s.b) && s.b[s.i] == closing {
 		s.i++
 		return true
 	}
 	for {
-		if !elem() {
+		if !item() {
 			return false
 		}
 		s.ws()
@@ -288,7 +266,7 @@ func (s *jsonScan) array(elem func() bool) bool {
 		case ',':
 			s.i++
 			s.ws()
-		case ']':
+		case closing:
 			s.i++
 			return true
 		default:
