@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -262,7 +263,7 @@ type apiStep struct {
 	ActionID       any      `json:"action_id"`
 	Name           any      `json:"name"`
 	CustomName     any      `json:"custom_name"`
-	Order          *int     `json:"order"`
+	Order          *string  `json:"order"`
 	Count          *float64 `json:"count"`
 	Type           string   `json:"type"`
 	Avg            *float64 `json:"average_conversion_time"`
@@ -357,7 +358,7 @@ func checkSteps(t *testing.T, p *funnelProject, events []refEvent, f refFunnel, 
 		t.Errorf("server %s\nwant   %s", stepsText(asRef(got)), stepsText(want))
 	}
 	for i, s := range got {
-		if s.Order == nil || *s.Order != i || s.Type != "events" || s.People == nil {
+		if s.Order == nil || *s.Order != strconv.Itoa(i) || s.Type != "events" || s.People == nil {
 			t.Errorf("step %d: order %v type %q people %v", i, s.Order, s.Type, s.People)
 		}
 		if want := f.Steps[i].Event; !f.Steps[i].Any && (s.Name != want || s.ActionID != want) {

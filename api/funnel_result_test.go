@@ -507,6 +507,30 @@ func TestFunnelTrends(t *testing.T) {
 		f.DateFrom, f.DateTo, f.Loc = "2026-03-02", "2026-03-04", ny
 		checkTrends(t, p, events, f, []float64{100, 0, 0})
 	})
+	t.Run("broken down, an actor who only enters counts on each entry day under that day's value", func(t *testing.T) {
+		// p1 enters on 3 March with k=v1 and on 5 March with k=v2; p2
+		// enters and converts on 3 March with k=v1. By hand: v1 on the
+		// 3rd is 2 entered, 1 converted (50); v2 on the 5th 1 entered.
+		events := []refEvent{fev("p1", "A", 0, "k", "v1"), fev("p1", "A", 2*dy, "k", "v2"),
+			fev("p2", "A", h, "k", "v1"), fev("p2", "B", 2*h)}
+		p := newFunnelEnv(t).project(t, events)
+		f := funnelOf("", "A", "B")
+		f.DateFrom, f.DateTo, f.Breakdown = "2026-03-02", "2026-03-05", "k"
+		var got []struct {
+			Data           []float64 `json:"data"`
+			BreakdownValue string    `json:"breakdown_value"`
+		}
+		p.result(t, "funnel", f.filter(map[string]any{"funnel_viz_type": "trends"}), &got)
+		want := map[string][]float64{"v1": {0, 50, 0, 0}, "v2": {0, 0, 0, 0}}
+		if len(got) != 2 || got[0].BreakdownValue != "v1" || got[1].BreakdownValue != "v2" {
+			t.Fatalf("series %+v, want v1 then v2", got)
+		}
+		for _, g := range got {
+			if !sameFloats(g.Data, want[g.BreakdownValue]) {
+				t.Errorf("%s: %v, want %v", g.BreakdownValue, g.Data, want[g.BreakdownValue])
+			}
+		}
+	})
 }
 
 func TestFunnelStepLimits(t *testing.T) {

@@ -136,7 +136,11 @@ func parseFunnel(p Params, project Project, now time.Time, timing bool) (*Funnel
 		q.FromStep = int(n)
 	}
 	if n, ok := p.integer("funnel_to_step", pr); ok {
-		q.ToStep = int(n)
+		if n < 0 {
+			pr.add("funnel_to_step", "funnel_to_step must be a step index (0 or more), got %d", n)
+		} else {
+			q.ToStep = int(n)
+		}
 	}
 	if n, ok := p.integer("bin_count", pr); ok {
 		if n < 1 || n > maxFunnelBins {
@@ -155,7 +159,7 @@ func parseFunnel(p Params, project Project, now time.Time, timing bool) (*Funnel
 // (deprecated) wins over funnel_window_interval and its unit.
 func parseWindow(p Params, pr *problems) time.Duration {
 	if n, ok := p.integer("funnel_window_days", pr); ok {
-		if n < 1 || time.Duration(n)*24*time.Hour > maxFunnelWindow {
+		if n < 1 || n > int64(maxFunnelWindow/(24*time.Hour)) {
 			pr.add("funnel_window_days", "funnel_window_days must be between 1 and %d, got %d", int(maxFunnelWindow/(24*time.Hour)), n)
 			return defaultFunnelWindow
 		}

@@ -13,7 +13,8 @@ type FunnelStep struct {
 	ActionID              any      `json:"action_id"`
 	Name                  string   `json:"name"`
 	CustomName            any      `json:"custom_name"`
-	Order                 int      `json:"order"`
+	// Order is the step's index as text, as the contract types it.
+	Order                 string   `json:"order"`
 	Count                 int      `json:"count"`
 	Type                  string   `json:"type"`
 	AverageConversionTime *float64 `json:"average_conversion_time"`
@@ -130,7 +131,7 @@ func funnelSteps(q *FunnelQuery, sr stepRow, broken bool) []FunnelStep {
 		default:
 			name = e.ID
 		}
-		s := FunnelStep{ActionID: id, Name: name, CustomName: nullIfEmpty(e.CustomName), Order: i, Count: sr.counts[i],
+		s := FunnelStep{ActionID: id, Name: name, CustomName: nullIfEmpty(e.CustomName), Order: strconv.Itoa(i), Count: sr.counts[i],
 			Type: e.Type, AverageConversionTime: sr.avg[i], MedianConversionTime: sr.md[i], People: []any{},
 			ConvertedPeopleURL: q.peopleURL(i+1, sr.value, broken)}
 		if i > 0 {

@@ -322,9 +322,12 @@ func (fb *funnelBuilder) actors(events string) string {
 		}
 		key = "if(hot, a, " + zero + ")"
 		weight = "if(max(hot), toUInt64(1), uniqExactIf(a, " + entry + "))"
-		if fb.trends() {
-			group = append(group, "cold_bucket")
-		}
+	}
+	if fb.trends() {
+		// Each bucket's funnel starts at its own entries: a cold actor's
+		// row per entry bucket (one per actor and bucket, or per bucket
+		// when collapsed), whose entry value is that bucket's.
+		group = append(group, "cold_bucket")
 	}
 	cols := []string{key + " AS actor", "max(hot) AS is_hot", "countIf(" + entry + ") > 0 AS entered", weight + " AS weight"}
 	if fb.breakdownValue() != "" {
@@ -337,12 +340,7 @@ func (fb *funnelBuilder) actors(events string) string {
 		cols = append(cols, "arraySort(groupArrayIf(k, hot)) AS keys")
 	}
 	if fb.trends() {
-		cols = append(cols, "groupUniqArrayIf(bucket, hot AND "+entry+") AS entry_buckets")
-		if fb.collapsed() {
-			cols = append(cols, "if(hot, '', bucket) AS cold_bucket")
-		} else {
-			cols = append(cols, "groupUniqArrayIf(bucket, "+entry+") AS cold_buckets")
-		}
+		cols = append(cols, "groupUniqArrayIf(bucket, hot AND "+entry+") AS entry_buckets", "if(hot, '', bucket) AS cold_bucket")
 	}
 	return "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM (\n" + indent(events) + "\n)\nGROUP BY " + strings.Join(group, ", ")
 }
@@ -381,11 +379,7 @@ func (a *attempt) sql(from string) string {
 func (fb *funnelBuilder) attempts(actors string) string {
 	a := &attempt{}
 	if fb.trends() {
-		if fb.collapsed() {
-			a.add("arrayJoin(if(is_hot, entry_buckets, [cold_bucket])) AS bucket")
-		} else {
-			a.add("arrayJoin(if(is_hot, entry_buckets, cold_buckets)) AS bucket")
-		}
+		a.add("arrayJoin(if(is_hot, entry_buckets, [cold_bucket])) AS bucket")
 	}
 	a.add("arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts")
 	a.add("arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms")

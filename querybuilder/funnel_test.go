@@ -46,6 +46,8 @@ func TestFunnelProblemsNameTheirParameter(t *testing.T) {
 		`{` + steps + `, "funnel_window_interval": 1, "funnel_window_interval_unit": "fortnight"}`:                  "funnel_window_interval_unit",
 		`{` + steps + `, "funnel_window_interval_type": "year"}`:                                                    "funnel_window_interval_type",
 		`{` + steps + `, "funnel_window_days": 100000}`:                                                             "funnel_window_days",
+		`{` + steps + `, "funnel_window_days": 1125899906842624}`:                                                   "funnel_window_days",
+		`{` + steps + `, "funnel_to_step": -3}`:                                                                     "funnel_to_step",
 		`{` + steps + `, "funnel_order_type": "random"}`:                                                            "funnel_order_type",
 		`{` + steps + `, "funnel_viz_type": "pie"}`:                                                                 "funnel_viz_type",
 		`{` + steps + `, "exclusions": [{"id": "x", "funnel_from_step": 1, "funnel_to_step": 1}]}`:                  "exclusions",

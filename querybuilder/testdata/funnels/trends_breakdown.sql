@@ -39,7 +39,7 @@ FROM (
                                                     arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0 AND toString(toStartOfWeek(fromUnixTimestamp64Micro(tt - 1, 'UTC'), {week_mode:UInt8}, {tz:String})) = bucket, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
                                                 FROM (
                                                     SELECT *,
-                                                        arrayJoin(if(is_hot, entry_buckets, cold_buckets)) AS bucket,
+                                                        arrayJoin(if(is_hot, entry_buckets, [cold_bucket])) AS bucket,
                                                         arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
                                                         arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
                                                     FROM (
@@ -52,7 +52,7 @@ FROM (
                                                             arrayMap(x -> x.2, kv) AS bds,
                                                             argMaxIf(bd, at, bitAnd(m, 1) != 0) AS entry_bd,
                                                             groupUniqArrayIf(bucket, hot AND bitAnd(m, 1) != 0) AS entry_buckets,
-                                                            groupUniqArrayIf(bucket, bitAnd(m, 1) != 0) AS cold_buckets
+                                                            if(hot, '', bucket) AS cold_bucket
                                                         FROM (
                                                             SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                                                 (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
@@ -84,7 +84,7 @@ FROM (
                                                                 OR e.event = {p1:String}
                                                                 OR e.event = {p2:String})
                                                         )
-                                                        GROUP BY actor
+                                                        GROUP BY actor, cold_bucket
                                                     )
                                                 )
                                             )
