@@ -10,9 +10,9 @@ import (
 
 // FunnelStep is one step of a funnel result.
 type FunnelStep struct {
-	ActionID              any      `json:"action_id"`
-	Name                  string   `json:"name"`
-	CustomName            any      `json:"custom_name"`
+	ActionID   any    `json:"action_id"`
+	Name       string `json:"name"`
+	CustomName any    `json:"custom_name"`
 	// Order is the step's index as text, as the contract types it.
 	Order                 string   `json:"order"`
 	Count                 int      `json:"count"`
