@@ -167,14 +167,9 @@ func (w *way) fail(msg string, missing bool) {
 func main() {
 	f := loaded.RegisterFlags("funnel")
 	only := flag.String("only", "", "run only the cases whose name contains this")
-	flag.Parse()
-	ctx := context.Background()
-	env, err := loaded.Open(ctx, f)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "funnelload:", err)
-		os.Exit(2)
-	}
+	env := loaded.Start("funnelload", f)
 	defer env.Close()
+	ctx := context.Background()
 	engine, qp, from, to, runs, days, project := env.Engine, env.Project, env.From, env.To, f.Runs, f.Days, f.Project
 	base, client := env.InsightsURL, env.Client
 	params := map[string]any{"team": *project, "from": from, "to": to}

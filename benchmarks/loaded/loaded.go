@@ -138,3 +138,15 @@ func Median(ds []time.Duration) time.Duration {
 
 // Ms is d in milliseconds.
 func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Start parses the command line (every flag must be declared first) and
+// opens the environment, or exits naming the problem after program.
+func Start(program string, f *Flags) *Env {
+	flag.Parse()
+	env, err := Open(context.Background(), f)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", program, err)
+		os.Exit(2)
+	}
+	return env
+}

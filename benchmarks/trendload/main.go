@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,14 +59,9 @@ GROUP BY d`},
 
 func main() {
 	f := loaded.RegisterFlags("trend")
-	flag.Parse()
-	ctx := context.Background()
-	env, err := loaded.Open(ctx, f)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trendload:", err)
-		os.Exit(2)
-	}
+	env := loaded.Start("trendload", f)
 	defer env.Close()
+	ctx := context.Background()
 	engine, qp, from, to, runs, days, project := env.Engine, env.Project, env.From, env.To, f.Runs, f.Days, f.Project
 	url, client := env.InsightsURL+"trend/", env.Client
 	const uncached = "?refresh=true" // the analysis endpoint recomputes
