@@ -156,6 +156,22 @@ func (s *Store) GetProject(ctx context.Context, userID int64, org string, id int
 	return s.projectInOrg(ctx, nil, userID, org, id, "")
 }
 
+// lockProject begins a transaction and locks the caller's project in it
+// for an update; the caller commits, and rolls back on return (a no-op
+// after the commit).
+func (s *Store) lockProject(ctx context.Context, userID int64, orgRef string, id int64) (*sqlx.Tx, *Project, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
+	if err != nil {
+		tx.Rollback()
+		return nil, nil, err
+	}
+	return tx, p, nil
+}
+
 // projectInOrg reads a project by organization reference and id; suffix
 // may add a locking clause.
 func (s *Store) projectInOrg(ctx context.Context, tx *sqlx.Tx, userID int64, org string, id int64, suffix string) (*Project, error) {
@@ -228,15 +244,11 @@ func (s *Store) CreateProject(ctx context.Context, userID int64, orgRef string, 
 // change are not written and not logged; an update that changes nothing
 // touches nothing.
 func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, id int64, in ProjectInput) (*Project, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	tx, before, err := s.lockProject(ctx, userID, orgRef, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	before, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
-	if err != nil {
-		return nil, err
-	}
 	org := before.OrganizationID
 	sets, args, changes := changedFields("Project", projectFields, before, in.Values)
 	if len(sets) == 0 {
@@ -262,15 +274,11 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, 
 // working for ingestion with this commit in this process, and within
 // Config.AuthCacheTTL in any other process sharing the database.
 func (s *Store) ResetProjectToken(ctx context.Context, userID int64, orgRef string, id int64) (*Project, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	tx, before, err := s.lockProject(ctx, userID, orgRef, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	before, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
-	if err != nil {
-		return nil, err
-	}
 	org := before.OrganizationID
 	if _, err := tx.ExecContext(ctx, "UPDATE projects SET api_token = $1, updated_at = now() WHERE id = $2", randomToken("phc_"), id); err != nil {
 		return nil, err
@@ -298,15 +306,11 @@ func (s *Store) ResetProjectToken(ctx context.Context, userID int64, orgRef stri
 // caller's to delete from ClickHouse (asynchronously); project ids are
 // never reused, so none of them can surface in another project meanwhile.
 func (s *Store) DeleteProject(ctx context.Context, userID int64, orgRef string, id int64) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	tx, p, err := s.lockProject(ctx, userID, orgRef, id)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	p, err := s.projectInOrg(ctx, tx, userID, orgRef, id, " FOR UPDATE OF p")
-	if err != nil {
-		return err
-	}
 	org := p.OrganizationID
 	if _, err := tx.ExecContext(ctx, "DELETE FROM projects WHERE id = $1", id); err != nil {
 		return err
