@@ -9,6 +9,7 @@ package api
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -489,7 +490,7 @@ func refBins(ts []float64, binCount int) [][2]float64 {
 		binCount = int(math.Ceil(math.Cbrt(float64(len(ts)))))
 		binCount = max(1, min(90, binCount))
 	}
-	lo, hi := math.Floor(slicesMin(ts)), slicesMax(ts)
+	lo, hi := math.Floor(slices.Min(ts)), slices.Max(ts)
 	width := math.Max(1, math.Ceil((hi-lo)/float64(binCount)))
 	bins := make([][2]float64, binCount)
 	for i := range bins {
@@ -564,20 +565,4 @@ func refQuantile(xs []float64, q float64) float64 {
 		return s[len(s)-1]
 	}
 	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
-}
-
-func slicesMin(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Min(m, x)
-	}
-	return m
-}
-
-func slicesMax(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
 }

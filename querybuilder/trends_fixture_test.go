@@ -288,22 +288,6 @@ func reduce(xs []float64, f func([]float64) float64) float64 {
 	return f(xs)
 }
 
-func minOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Min(m, x)
-	}
-	return m
-}
-
-func maxOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
-}
-
 // perPersonCounts is each person's number of events.
 func perPersonCounts(es []fev) []float64 {
 	n := map[string]float64{}

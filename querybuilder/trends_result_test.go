@@ -2,6 +2,7 @@ package querybuilder_test
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -165,16 +166,16 @@ func TestTrendsResults(t *testing.T) {
 		{"unique_group", `, "math_group_type_index": 0`, perDay(ds, func(es []fev) float64 { return distinct(es, func(e fev) string { return propString(e, "$group_0") }) })},
 		{"sum", `, "math_property": "price"`, priceMath(sum)},
 		{"avg", `, "math_property": "price"`, priceMath(avg)},
-		{"min", `, "math_property": "price"`, priceMath(minOf)},
-		{"max", `, "math_property": "price"`, priceMath(maxOf)},
+		{"min", `, "math_property": "price"`, priceMath(slices.Min[[]float64])},
+		{"max", `, "math_property": "price"`, priceMath(slices.Max[[]float64])},
 		{"median", `, "math_property": "price"`, priceMath(q(0.5))},
 		{"p75", `, "math_property": "price"`, priceMath(q(0.75))},
 		{"p90", `, "math_property": "price"`, priceMath(q(0.9))},
 		{"p95", `, "math_property": "price"`, priceMath(q(0.95))},
 		{"p99", `, "math_property": "price"`, priceMath(q(0.99))},
 		{"avg_count_per_actor", "", actorMath(avg)},
-		{"min_count_per_actor", "", actorMath(minOf)},
-		{"max_count_per_actor", "", actorMath(maxOf)},
+		{"min_count_per_actor", "", actorMath(slices.Min[[]float64])},
+		{"max_count_per_actor", "", actorMath(slices.Max[[]float64])},
 		{"median_count_per_actor", "", actorMath(q(0.5))},
 		{"p75_count_per_actor", "", actorMath(q(0.75))},
 		{"p90_count_per_actor", "", actorMath(q(0.9))},
