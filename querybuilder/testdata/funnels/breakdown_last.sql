@@ -21,7 +21,7 @@ FROM (
                     SELECT *,
                         is_hot AND (0) AS excluded,
                         if(is_hot, hot_level, toUInt8(entered)) AS level,
-                        if(is_hot, multiIf(hot_level = 3, bds[p_3], hot_level = 2, bds[p_2], hot_level = 1, bds[p_1], {breakdown_null:String}), entry_bd) AS breakdown_value
+                        if(is_hot, multiIf(hot_level = 3, bds[indexOf(arrival_keys, keys[p_3])], hot_level = 2, bds[indexOf(arrival_keys, keys[p_2])], hot_level = 1, bds[indexOf(arrival_keys, keys[p_1])], {breakdown_null:String}), entry_bd) AS breakdown_value
                     FROM (
                         SELECT *,
                             if(hot_level >= 1, ts[p_1], 0) AS t_1,
@@ -54,10 +54,10 @@ FROM (
                                                         max(hot) AS is_hot,
                                                         countIf(bitAnd(m, 1) != 0) > 0 AS entered,
                                                         toUInt64(1) AS weight,
-                                                        arraySort(groupArrayIf((k, bd), hot)) AS kv,
-                                                        arrayMap(x -> x.1, kv) AS keys,
-                                                        arrayMap(x -> x.2, kv) AS bds,
-                                                        argMaxIf(bd, at, bitAnd(m, 1) != 0) AS entry_bd
+                                                        groupArrayIf(k, hot) AS arrival_keys,
+                                                        arraySort(arrival_keys) AS keys,
+                                                        groupArrayIf(bd, hot) AS bds,
+                                                        argMaxIf(bd, at, bitAnd(m, 1) != 0 AND NOT hot) AS entry_bd
                                                     FROM (
                                                         SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                                             (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
