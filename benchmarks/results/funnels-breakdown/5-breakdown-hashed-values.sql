@@ -1,0 +1,99 @@
+SELECT if(value_rank <= 10, toString(raw_value), '$$_posthog_breakdown_other_$$') AS breakdown,
+    [sum(c_1), sum(c_2), sum(c_3)] AS counts,
+    [NULL, if(sum(c_2) = 0, NULL, avgIfMerge(a_2)), if(sum(c_3) = 0, NULL, avgIfMerge(a_3))] AS average_times,
+    [NULL, if(sum(c_2) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_2)), if(sum(c_3) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_3))] AS median_times
+FROM (
+    SELECT *, dense_rank() OVER (ORDER BY c_1 DESC, raw_value) AS value_rank
+    FROM (
+        SELECT breakdown_value AS raw_value,
+            sumIf(weight, level >= 1) AS c_1,
+            sumIf(weight, level >= 2) AS c_2,
+            avgIfState((t_2 - t_1) / 1e6, level >= 2) AS a_2,
+            quantileExactInclusiveIfState(0.5)((t_2 - t_1) / 1e6, level >= 2) AS q_2,
+            sumIf(weight, level >= 3) AS c_3,
+            avgIfState((t_3 - t_2) / 1e6, level >= 3) AS a_3,
+            quantileExactInclusiveIfState(0.5)((t_3 - t_2) / 1e6, level >= 3) AS q_3
+        FROM (
+            SELECT *
+            FROM (
+                SELECT actor, weight, level, excluded, t_1, t_2, t_3, breakdown_value
+                FROM (
+                    SELECT *,
+                        is_hot AND (0) AS excluded,
+                        if(is_hot, hot_level, toUInt8(entered)) AS level,
+                        if(is_hot, if(hot_level >= 1, bds[indexOf(arrival_keys, keys[p_1])], 0), entry_bd) AS breakdown_value
+                    FROM (
+                        SELECT *,
+                            if(hot_level >= 1, ts[p_1], 0) AS t_1,
+                            if(hot_level >= 2, ts[p_2], 0) AS t_2,
+                            if(hot_level >= 3, ts[p_3], 0) AS t_3
+                        FROM (
+                            SELECT *,
+                                if(hot_level >= 1, arrayFirstIndex(x -> x = start, s_1), 0) AS p_1,
+                                if(hot_level >= 2, arrayFirstIndex(x -> x = start, s_2), 0) AS p_2,
+                                if(hot_level >= 3, arrayFirstIndex(x -> x = start, s_3), 0) AS p_3
+                            FROM (
+                                SELECT *,
+                                    toUInt8(multiIf(s_3[-1] != 0, 3, s_2[-1] != 0, 2, s_1[-1] != 0, 1, 0)) AS hot_level,
+                                    multiIf(s_3[-1] != 0, s_3[-1], s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
+                                FROM (
+                                    SELECT *,
+                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= 1209600000000, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
+                                    FROM (
+                                        SELECT *,
+                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= 1209600000000, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                        FROM (
+                                            SELECT *,
+                                                arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
+                                            FROM (
+                                                SELECT *,
+                                                    arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
+                                                    arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                                FROM (
+                                                    SELECT a AS actor,
+                                                        max(hot) AS is_hot,
+                                                        countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                        toUInt64(1) AS weight,
+                                                        groupArrayIf(k, hot) AS arrival_keys,
+                                                        arraySort(arrival_keys) AS keys,
+                                                        groupArrayIf(bd, hot) AS bds,
+                                                        argMaxIf(bd, at, bitAnd(m, 1) != 0 AND NOT hot) AS entry_bd
+                                                    FROM (
+                                                        SELECT e.person_id AS a,
+                                                            (bitShiftLeft(toUInt64(e.event = '$pageview'), 0)
+                                                                + bitShiftLeft(toUInt64(e.event = 'signup'), 1)
+                                                                + bitShiftLeft(toUInt64(e.event = 'purchase'), 2)) AS m,
+                                                            e.person_id IN (
+                                                                SELECT e.person_id
+                                                                FROM events AS e
+                                                                WHERE e.team_id = {team:Int64}
+                                                                  AND e.timestamp >= toDateTime64('2026-10-23 00:00:00', 6, 'UTC') AND e.timestamp <= toDateTime64('2026-11-21 23:59:59.999999', 6, 'UTC')
+                                                                  AND (e.event = 'signup')
+                                                            ) AS hot,
+                                                            if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
+                                                            cityHash64(e.mat_browser) AS bd,
+                                                            bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 128), toUInt256(toUInt128(e.uuid))) AS at
+                                                        FROM events AS e
+                                                        WHERE e.team_id = {team:Int64}
+                                                          AND e.timestamp >= toDateTime64('2026-10-23 00:00:00', 6, 'UTC') AND e.timestamp <= toDateTime64('2026-11-21 23:59:59.999999', 6, 'UTC')
+                                                          AND (e.event = '$pageview'
+                                                            OR e.event = 'signup'
+                                                            OR e.event = 'purchase')
+                                                    )
+                                                    GROUP BY actor
+                                                )
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+            WHERE level > 0 AND NOT excluded
+        )
+        GROUP BY raw_value
+    )
+)
+GROUP BY breakdown
