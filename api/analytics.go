@@ -127,9 +127,7 @@ func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params 
 	if err != nil {
 		return nil, err
 	}
-	first, last := q.Range.Span()
-	key, err := cacheKey("trends", params, cacheScope{Project: q.Project, Location: q.Location(), First: first, Last: last,
-		TestAccounts: q.FilterTestAccounts})
+	key, err := cacheKey("trends", params, newCacheScope(&q.Common))
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,13 @@ const (
 	// stale for pruneAfter (relative ranges move on and leave them behind).
 	pruneEvery = time.Hour
 	pruneAfter = 24 * time.Hour
-	// cacheVersion changes every key when a result's shape changes.
-	cacheVersion = 1
+	// cacheVersion changes every key when a result's shape or the key's
+	// make-up changes.
+	cacheVersion = 2
+	// clockPrecision is how finely a key tells instants of the clock apart
+	// (the ends of a relative hourly range, relative dates in property
+	// conditions): requests within one minute share a result.
+	clockPrecision = time.Minute
 )
 
 // refreshMode is what a request's refresh parameter asks of the cache.
@@ -224,14 +229,22 @@ var cacheIgnored = map[string]bool{"client_query_id": true, "debug": true, "refr
 
 // cacheScope is what of the project and the clock a result depends on
 // besides its filter: the project's timezone, week start and (when
-// applied) test-account filters, and the resolved buckets, so a relative
-// range that moved on (a new day) is a new entry rather than yesterday's
-// buckets answered as today's.
+// applied) test-account filters, the resolved range, so a relative range
+// that moved on (a new day) is a new entry rather than yesterday's
+// buckets answered as today's, and what relative dates in property
+// conditions resolved to, for the same reason.
 type cacheScope struct {
 	Project      querybuilder.Project
 	Location     *time.Location
-	First, Last  time.Time
+	From, To     time.Time
+	Relative     []time.Time
 	TestAccounts bool
+}
+
+// newCacheScope is the scope of a parsed request.
+func newCacheScope(c *querybuilder.Common) cacheScope {
+	return cacheScope{Project: c.Project, Location: c.Location(), From: c.Range.From, To: c.Range.To,
+		Relative: c.RelativeInstants(), TestAccounts: c.FilterTestAccounts}
 }
 
 // cacheKey names a result of an analysis kind (trends, funnel, timing):
@@ -248,10 +261,14 @@ func cacheKey(kind string, params querybuilder.Params, sc cacheScope) (string, e
 		Timezone     string          `json:"tz"`
 		WeekStart    int             `json:"week_start"`
 		TestAccounts json.RawMessage `json:"test_accounts,omitempty"`
-		First        int64           `json:"first"`
-		Last         int64           `json:"last"`
-	}{V: cacheVersion, Kind: kind, Filter: filter, Timezone: sc.Location.String(),
-		WeekStart: sc.Project.WeekStartDay, First: sc.First.UnixMicro(), Last: sc.Last.UnixMicro()}
+		From         int64           `json:"from"`
+		To           int64           `json:"to"`
+		Relative     []int64         `json:"relative,omitempty"`
+	}{V: cacheVersion, Kind: kind, Filter: filter, Timezone: sc.Location.String(), WeekStart: sc.Project.WeekStartDay,
+		From: sc.From.Truncate(clockPrecision).UnixMicro(), To: sc.To.Truncate(clockPrecision).UnixMicro()}
+	for _, t := range sc.Relative {
+		k.Relative = append(k.Relative, t.Truncate(clockPrecision).UnixMicro())
+	}
 	if sc.TestAccounts && len(sc.Project.TestAccountFilters) > 0 {
 		if k.TestAccounts, err = canonicalJSON(sc.Project.TestAccountFilters); err != nil {
 			return "", err

@@ -41,9 +41,7 @@ func (s *Server) prepareFunnelKind(ctx context.Context, p *metadata.Project, par
 	if err != nil {
 		return nil, err
 	}
-	first, last := q.Range.Span()
-	key, err := cacheKey(q.Kind(), params, cacheScope{Project: q.Project, Location: q.Location(), First: first, Last: last,
-		TestAccounts: q.FilterTestAccounts})
+	key, err := cacheKey(q.Kind(), params, newCacheScope(&q.Common))
 	if err != nil {
 		return nil, err
 	}

@@ -318,15 +318,6 @@ func resolveRange(c clock, dateFrom, dateTo string, interval Interval, firstEven
 	return r, true
 }
 
-// Span is the start of the range's first and last buckets, what a cached
-// result of the range is keyed by: two resolutions of a relative range
-// with the same span have the same buckets (an hourly range's unrounded
-// ends may differ within their hours).
-func (r DateRange) Span() (first, last time.Time) {
-	u := r.Interval.unit()
-	return r.clock.startOf(u, r.From), r.clock.startOf(u, r.To)
-}
-
 // count is the number of buckets, computed without building them.
 func (r DateRange) count() int {
 	from, to := r.From.In(r.clock.loc), r.To.In(r.clock.loc)

@@ -59,6 +59,9 @@ type propertyParser struct {
 	clock clock
 	pr    *problems
 	count int
+	// relative, if set, collects what relative date values (-7d) resolved
+	// to: the answer depends on the clock through them.
+	relative *[]time.Time
 }
 
 // parse reads a document: a list of conditions and groups (ANDed), a
@@ -276,6 +279,9 @@ func (pp *propertyParser) resolveValue(c *PropertyFilter, attr, path string) boo
 			return false
 		}
 		c.from = t
+		if pp.relative != nil && relativeDate.MatchString(strings.TrimSpace(s)) {
+			*pp.relative = append(*pp.relative, t)
+		}
 		if c.Operator == "is_date_exact" {
 			// A bare date is that whole local day; a date-time its second.
 			if dateOnly {

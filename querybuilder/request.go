@@ -107,6 +107,9 @@ type Common struct {
 	Range            DateRange
 
 	clock clock
+	// relative holds what relative dates in property conditions resolved
+	// to (RelativeInstants).
+	relative []time.Time
 }
 
 // newCommon starts a request of project at now: its clock in the
@@ -126,8 +129,13 @@ func newCommon(project Project, now time.Time, pr *problems) Common {
 
 // properties is a parser of property documents in the request's clock.
 func (c *Common) properties(pr *problems) *propertyParser {
-	return &propertyParser{clock: c.clock, pr: pr}
+	return &propertyParser{clock: c.clock, pr: pr, relative: &c.relative}
 }
+
+// RelativeInstants are what relative dates in the request's property
+// conditions (is_date_after -7d) resolved to, in the order they were
+// read: besides the range, what of the clock the answer depends on.
+func (c *Common) RelativeInstants() []time.Time { return c.relative }
 
 // parse reads the common parameters: properties, filter_test_accounts,
 // date_from, date_to and interval.
