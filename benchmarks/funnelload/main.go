@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,10 +208,10 @@ func main() {
 			req.Header.Set("Authorization", "Bearer "+env.Key)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
-			check(err)
+			loaded.Check(err)
 			out, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			check(err)
+			loaded.Check(err)
 			d := time.Since(start)
 			if resp.StatusCode != 200 {
 				missing := resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed
@@ -222,7 +221,7 @@ func main() {
 			var env struct {
 				Result json.RawMessage `json:"result"`
 			}
-			check(json.Unmarshal(out, &env))
+			loaded.Check(json.Unmarshal(out, &env))
 			s, err := httpSteps(c.shape, env.Result)
 			if err != nil {
 				w.na = fmt.Sprintf("%s: unexpected result: %v: %.200s", c.name, err, env.Result)
@@ -592,13 +591,6 @@ func number(v any) float64 {
 			return f
 		}
 	}
-	check(fmt.Errorf("number of type %T: %v", v, v))
+	loaded.Check(fmt.Errorf("number of type %T: %v", v, v))
 	return 0
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "funnelload:", err)
-		os.Exit(1)
-	}
 }

@@ -29,12 +29,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/benchmarks/loaded"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -139,9 +139,9 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 		for i := range batches {
 			batches[i] = events(rng, directTeam, batch, persons)
 		}
-		c0 := cpuTime()
+		c0 := loaded.CPUTime()
 		d, err := timed(senders, requests, func(i int) error { return engine.InsertEvents(ctx, batches[i]) })
-		dc := cpuTime() - c0
+		dc := loaded.CPUTime() - c0
 		if err != nil {
 			return fmt.Errorf("direct: %w", err)
 		}
@@ -161,9 +161,9 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 			}
 			defer f.Close()
 		}
-		c0 = cpuTime()
+		c0 = loaded.CPUTime()
 		h, err := timed(senders, requests, func(i int) error { return post(client, url, bodies[i]) })
-		hc := cpuTime() - c0
+		hc := loaded.CPUTime() - c0
 		if httpProfile != "" {
 			pprof.StopCPUProfile()
 		}
@@ -209,17 +209,6 @@ FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND 
 	fmt.Printf("writer: %d flushes, %.0f events a flush; mean ms a flush: retry check %.1f, person resolution %.1f, person rows %.1f, events insert %.1f\n",
 		ws.Flushes.Load(), float64(ws.Events.Load())/f, ms(ws.CheckNanos.Load()), ms(ws.ResolveNanos.Load()), ms(ws.PersonsNanos.Load()), ms(ws.InsertNanos.Load()))
 	return nil
-}
-
-// cpuTime is the CPU time this process has used (user and system, all
-// threads: the engine's included). On a shared machine it says what a
-// round cost better than the wall time, which the neighbours stretch.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // timed runs n jobs on senders goroutines and returns the wall time.

@@ -2,7 +2,8 @@
 // the analysis benchmarks (trendload, funnelload). Only one process may
 // open the embedded engine's directory, so the program that times queries
 // straight on the engine also serves the HTTP endpoints it compares them
-// with.
+// with. It also holds what every benchmark program shares: Median, Ms,
+// CPUTime and Check.
 package loaded
 
 import (
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/insightd/insightd/api"
@@ -149,4 +151,24 @@ func Start(program string, f *Flags) *Env {
 		os.Exit(2)
 	}
 	return env
+}
+
+// Check exits naming the program when err is not nil: the benchmarks'
+// answer to errors they cannot go on after.
+func Check(err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
+		os.Exit(1)
+	}
+}
+
+// CPUTime is the CPU time this process has used (user and system, all
+// threads: the engine's included). On a shared machine it says what a
+// round cost better than the wall time, which the neighbours stretch.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/insightd/insightd/benchmarks/loaded"
@@ -44,7 +43,7 @@ func main() {
 	flag.Parse()
 	if *write != "" {
 		for _, f := range flag.Args() {
-			check(writeFunnel(f, *write, querybuilder.Project{ID: *project, NoPersonOverrides: !*overrides}))
+			loaded.Check(writeFunnel(f, *write, querybuilder.Project{ID: *project, NoPersonOverrides: !*overrides}))
 		}
 		return
 	}
@@ -55,32 +54,32 @@ func main() {
 	stmts := make([]querybuilder.Statement, flag.NArg())
 	for i, f := range flag.Args() {
 		b, err := os.ReadFile(f)
-		check(err)
+		loaded.Check(err)
 		params := map[string]any{"team": *project}
-		if b, err := os.ReadFile(strings.TrimSuffix(f, ".sql") + ".params.json"); err == nil {
+		if pb, err := os.ReadFile(strings.TrimSuffix(f, ".sql") + ".params.json"); err == nil {
 			var ps map[string]string
-			check(json.Unmarshal(b, &ps))
+			loaded.Check(json.Unmarshal(pb, &ps))
 			for k, v := range ps {
 				params[k] = v
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
-			check(err)
+			loaded.Check(err)
 		}
 		stmts[i] = querybuilder.Statement{SQL: string(b), Params: params}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	engine, err := olap.OpenEmbedded(olap.Config{ChDBLib: *chdbLib, DataDir: filepath.Join(*dataDir, "olap"),
 		QueryTimeout: 10 * time.Minute, Connections: 2}, log)
-	check(err)
+	loaded.Check(err)
 	defer engine.Close()
 
 	wall := make([][]time.Duration, len(stmts))
 	cpu := make([][]time.Duration, len(stmts))
 	for round := 0; round <= *rounds; round++ {
 		for i, st := range stmts {
-			c0, t0 := cpuTime(), time.Now()
+			c0, t0 := loaded.CPUTime(), time.Now()
 			rows, err := engine.Query(context.Background(), st)
-			w, c := time.Since(t0), cpuTime()-c0
+			w, c := time.Since(t0), loaded.CPUTime()-c0
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "sqlfiles: %s: %v\n", flag.Arg(i), err)
 				os.Exit(1)
@@ -148,20 +147,4 @@ func writeFunnel(file, dir string, project querybuilder.Project) error {
 		return err
 	}
 	return os.WriteFile(name+".params.json", append(ps, '\n'), 0o644)
-}
-
-// cpuTime is the CPU time the process (the engine included) has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sqlfiles:", err)
-		os.Exit(1)
-	}
 }

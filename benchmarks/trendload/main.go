@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -72,18 +71,18 @@ func main() {
 	for _, tc := range cases(from, to) {
 		body, _ := json.Marshal(tc.filter)
 		params, err := querybuilder.ParseBody(body)
-		check(err)
+		loaded.Check(err)
 		q, err := querybuilder.ParseTrends(params, qp, time.Now())
-		check(err)
+		loaded.Check(err)
 		stmt, err := querybuilder.BuildTrends(q)
-		check(err)
+		loaded.Check(err)
 		if strings.Contains(stmt.SQL, "person_overrides") { // as the endpoint does
 			rows, err := engine.Query(ctx, querybuilder.PersonOverridesStatement(*project))
-			check(err)
+			loaded.Check(err)
 			if len(rows.Data) == 0 {
 				q.Project.NoPersonOverrides = true
 				stmt, err = querybuilder.BuildTrends(q)
-				check(err)
+				loaded.Check(err)
 			}
 		}
 		stmt = querybuilder.WithLimits(stmt, querybuilder.Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000})
@@ -96,18 +95,18 @@ func main() {
 			req.Header.Set("Authorization", "Bearer "+env.Key)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
-			check(err)
+			loaded.Check(err)
 			out, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			check(err)
+			loaded.Check(err)
 			d := time.Since(start)
 			if resp.StatusCode != 200 {
-				check(fmt.Errorf("%s: HTTP %d: %s", tc.name, resp.StatusCode, out))
+				loaded.Check(fmt.Errorf("%s: HTTP %d: %s", tc.name, resp.StatusCode, out))
 			}
 			var env struct {
 				Result []struct{ Count float64 } `json:"result"`
 			}
-			check(json.Unmarshal(out, &env))
+			loaded.Check(json.Unmarshal(out, &env))
 			httpTotal = 0
 			for _, s := range env.Result {
 				httpTotal += s.Count
@@ -118,7 +117,7 @@ func main() {
 			start := time.Now()
 			rows, err := engine.Query(ctx, st)
 			d := time.Since(start)
-			check(err)
+			loaded.Check(err)
 			if sumLast {
 				*total = sumLastColumn(rows.Data)
 			}
@@ -161,15 +160,8 @@ func sumLastColumn(rows [][]any) float64 {
 		case uint32:
 			t += float64(v)
 		default:
-			check(fmt.Errorf("count of type %T", v))
+			loaded.Check(fmt.Errorf("count of type %T", v))
 		}
 	}
 	return t
-}
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trendload:", err)
-		os.Exit(1)
-	}
 }
