@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,25 +17,16 @@ import (
 	"github.com/insightd/insightd/querybuilder"
 )
 
-// analysisLimits are the engine settings every analysis runs under, so a
-// request cannot hold the engine longer or use more memory than the
-// server allows, nor return a result no client can take in. They belong
-// in Config once the analyses need them tuned per deployment.
-var analysisLimits = querybuilder.Limits{
-	MaxExecutionTime: 60,
-	MaxMemoryUsage:   4 << 30,
-	MaxResultRows:    1_000_000,
-}
-
+// analyticsRoutes serves every analysis kind of querybuilder's registry
+// at its route: a new kind needs no line here.
 func (s *Server) analyticsRoutes(api *gin.RouterGroup) {
 	g := api.Group("/projects/:project_id/insights", checkFormat)
 	read := requireScope("insight:read")
-	g.GET("/trend", read, s.trend)
-	g.POST("/trend", read, s.trend)
-	g.GET("/funnel", read, s.funnel)
-	g.POST("/funnel", read, s.funnel)
-	g.GET("/timing", read, s.timing)
-	g.POST("/timing", read, s.timing)
+	for _, route := range querybuilder.Routes() {
+		h := s.analyze(route)
+		g.GET("/"+route, read, h)
+		g.POST("/"+route, read, h)
+	}
 }
 
 // analysisEnvelope is every analysis' answer. LastRefresh is null only
@@ -50,124 +40,155 @@ type analysisEnvelope struct {
 }
 
 // analysisDebug is what debug=true adds: the statement as the engine ran
-// it, so a user can see and rerun what was asked of ClickHouse.
+// it (or would run it, for a cached answer), so a user can see and rerun
+// what was asked of ClickHouse.
 type analysisDebug struct {
-	SQL    string         `json:"sql"`
-	Params map[string]any `json:"params"`
+	SQL    string         `json:"sql,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
+	// Error says why the statement of a cached answer could not be shown.
+	Error string `json:"error,omitempty"`
 }
 
-func (s *Server) trend(c *gin.Context) { s.analyze(c, s.prepareTrends, renderTrendCSV) }
-
-// analyze answers an analysis endpoint: parse and build with prepare,
-// answer from the cache or compute, render as JSON or CSV.
-func (s *Server) analyze(c *gin.Context, prepare preparer, csv func(*gin.Context, json.RawMessage)) {
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return
+// analyze answers an analysis route: parse the request, answer from the
+// cache or compute, render as JSON or CSV.
+func (s *Server) analyze(route string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, ok := s.pathInsightProject(c)
+		if !ok {
+			return
+		}
+		params, err := analysisParams(c)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		kind, ok := querybuilder.ForRoute(route, params)
+		if !ok {
+			writeError(c, NotFound())
+			return
+		}
+		queryID, err := analysisQueryID(c, p.ID, params)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		a, err := s.prepare(p, kind, params)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		ctx := c.Request.Context()
+		r, err := s.analysisResult(ctx, a.pol, analysisRefreshMode(refreshParam(c, params)), s.compute(a, queryID))
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.q.Base().Location().String()}
+		if r != nil {
+			at := r.ComputedAt.UTC()
+			env.Result, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
+		}
+		if wantsCSV(c) {
+			s.renderResultCSV(c, a, r)
+			return
+		}
+		if debugRequested(c, params) {
+			env.Debug = s.debugStatement(ctx, a)
+		}
+		c.JSON(http.StatusOK, env)
 	}
-	params, err := analysisParams(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	queryID, err := analysisQueryID(c, p.ID, params)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	a, err := prepare(c.Request.Context(), p, params)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	r, err := s.analysisResult(c.Request.Context(), a.pol, analysisRefreshMode(refreshParam(c, params)), s.run(a, queryID))
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.loc.String()}
-	if r != nil {
-		at := r.ComputedAt.UTC()
-		env.Result, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
-	}
-	if wantsCSV(c) {
-		csv(c, env.Result)
-		return
-	}
-	if debugRequested(c, params) {
-		env.Debug = &analysisDebug{SQL: a.stmt.SQL, Params: a.stmt.Params}
-	}
-	c.JSON(http.StatusOK, env)
 }
 
-// analysis is a request ready to answer: its statement, how its rows
-// become the result and how the result is cached.
+// analysis is a parsed request of one kind and how its result is cached.
+// Preparing one reads no store: a cached answer needs nothing else.
 type analysis struct {
-	stmt  querybuilder.Statement
-	shape func(rows [][]any) (any, error)
-	pol   cachePolicy
-	loc   *time.Location
+	kind      *querybuilder.Kind
+	q         querybuilder.Query
+	projectID int64
+	pol       cachePolicy
 }
 
-// preparer parses and builds one kind of analysis of project p; invalid
-// parameters are a 400 naming the parameter.
-type preparer func(ctx context.Context, p *metadata.Project, params querybuilder.Params) (*analysis, error)
-
-// prepareTrends is the preparer of trends.
-func (s *Server) prepareTrends(ctx context.Context, p *metadata.Project, params querybuilder.Params) (*analysis, error) {
-	project, err := s.analysisProject(ctx, p, params)
+// prepare parses an analysis request of project p; invalid parameters
+// are a *querybuilder.ValidationError (400).
+func (s *Server) prepare(p *metadata.Project, kind *querybuilder.Kind, params querybuilder.Params) (*analysis, error) {
+	q, err := kind.Parse(params, s.analysisEnv(p))
 	if err != nil {
 		return nil, err
 	}
-	q, err := querybuilder.ParseTrends(params, project, time.Now())
-	if err != nil {
-		return nil, validationError(err)
-	}
-	stmt, err := s.withoutOverrides(ctx, &q.Project, func() (querybuilder.Statement, error) { return querybuilder.BuildTrends(q) })
+	key, err := cacheKey(kind.Name, params, newCacheScope(q.Base()))
 	if err != nil {
 		return nil, err
 	}
-	key, err := cacheKey("trends", params, newCacheScope(&q.Common))
-	if err != nil {
-		return nil, err
-	}
-	return &analysis{stmt: querybuilder.WithLimits(stmt, analysisLimits), loc: q.Location(),
-		pol:   rangePolicy(p.ID, key, q.Range),
-		shape: func(rows [][]any) (any, error) { return querybuilder.ShapeTrends(q, rows) }}, nil
+	return &analysis{kind: kind, q: q, projectID: p.ID, pol: rangePolicy(p.ID, key, q.Base())}, nil
 }
 
-// withoutOverrides builds a statement, and when it joins person
-// overrides and the project has none, builds it again without them (the
-// same answer, a fraction of the cost): one lookup per request.
-func (s *Server) withoutOverrides(ctx context.Context, project *querybuilder.Project, build func() (querybuilder.Statement, error)) (querybuilder.Statement, error) {
-	stmt, err := build()
-	if err != nil || !strings.Contains(stmt.SQL, "person_overrides") {
+// analysisEnv is what the query builder knows of the project and the
+// clock.
+func (s *Server) analysisEnv(p *metadata.Project) querybuilder.Env {
+	project := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters)}
+	if p.WeekStartDay.Valid {
+		project.WeekStartDay = int(p.WeekStartDay.Int64)
+	}
+	return querybuilder.Env{Project: project, Now: time.Now(), Schema: s.cfg.Schema}
+}
+
+// statement reads the engine facts a's statement depends on and builds
+// it under the server's limits: only on a cache miss (or for debug).
+func (s *Server) statement(ctx context.Context, a *analysis) (querybuilder.Statement, error) {
+	f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, a.projectID, a.q.Needs())
+	if err != nil {
+		return querybuilder.Statement{}, engineError(err)
+	}
+	stmt, err := a.q.Build(f)
+	if err != nil {
 		return stmt, err
 	}
-	rows, err := s.engine.Query(ctx, querybuilder.PersonOverridesStatement(project.ID))
-	if err != nil {
-		return stmt, analysisError(err)
-	}
-	if len(rows.Data) > 0 {
-		return stmt, nil
-	}
-	project.NoPersonOverrides = true
-	return build()
+	return querybuilder.WithLimits(stmt, s.cfg.Limits), nil
 }
 
-// run computes a's result on the engine under queryID.
-func (s *Server) run(a *analysis, queryID string) func(ctx context.Context) (json.RawMessage, error) {
+// compute runs a's statement on the engine under queryID and encodes the
+// shaped result.
+func (s *Server) compute(a *analysis, queryID string) func(ctx context.Context) (json.RawMessage, error) {
 	return func(ctx context.Context) (json.RawMessage, error) {
-		rows, err := s.engine.Query(olap.WithQueryID(ctx, queryID), a.stmt)
+		stmt, err := s.statement(ctx, a)
 		if err != nil {
-			return nil, analysisError(err)
+			return nil, err
 		}
-		result, err := a.shape(rows.Data)
+		rows, err := s.engine.Query(olap.WithQueryID(ctx, queryID), stmt)
+		if err != nil {
+			return nil, engineError(err)
+		}
+		result, err := a.q.Shape(rows.Data)
 		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(result)
 	}
+}
+
+// renderResultCSV writes a result as its kind's table (an empty table for
+// force_cache with nothing cached).
+func (s *Server) renderResultCSV(c *gin.Context, a *analysis, r *cachedResult) {
+	if r == nil {
+		writeCSV(c, http.StatusOK, nil, nil)
+		return
+	}
+	res, err := a.q.Decode(r.Result)
+	if err != nil {
+		writeError(c, fmt.Errorf("%s csv: %w", a.kind.Name, err))
+		return
+	}
+	header, rows := res.Table()
+	writeCSV(c, http.StatusOK, header, rows)
+}
+
+// debugStatement is the statement of a, built again for a cached answer.
+func (s *Server) debugStatement(ctx context.Context, a *analysis) *analysisDebug {
+	stmt, err := s.statement(ctx, a)
+	if err != nil {
+		return &analysisDebug{Error: toError(err).Detail}
+	}
+	return &analysisDebug{SQL: stmt.SQL, Params: stmt.Params}
 }
 
 // refreshParam is the request's refresh: the query string's, else one
@@ -194,7 +215,7 @@ func analysisParams(c *gin.Context) (querybuilder.Params, error) {
 	}
 	params, err := querybuilder.ParseBody(b)
 	if err != nil {
-		return nil, validationError(err)
+		return nil, err
 	}
 	// client_query_id, debug and refresh may sit beside filters, not
 	// inside them.
@@ -231,81 +252,10 @@ func analysisQueryID(c *gin.Context, projectID int64, params querybuilder.Params
 	return projectQueryID(projectID, id), nil
 }
 
-// analysisProject is what the query builder needs to know of the project;
-// date_from=all also needs its first event, one cheap query.
-func (s *Server) analysisProject(ctx context.Context, p *metadata.Project, params querybuilder.Params) (querybuilder.Project, error) {
-	out := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters)}
-	if p.WeekStartDay.Valid {
-		out.WeekStartDay = int(p.WeekStartDay.Int64)
-	}
-	if params.DateFromAll() {
-		rows, err := s.engine.Query(ctx, querybuilder.FirstEventStatement(p.ID))
-		if err != nil {
-			return out, analysisError(err)
-		}
-		if len(rows.Data) > 0 {
-			if t, ok := rows.Data[0][0].(time.Time); ok {
-				out.FirstEvent = t
-			}
-		}
-	}
-	return out, nil
-}
-
 func debugRequested(c *gin.Context, params querybuilder.Params) bool {
 	if v := c.Query("debug"); v == "true" || v == "1" {
 		return true
 	}
 	raw, ok := params["debug"]
 	return ok && strings.TrimSpace(string(raw)) == "true"
-}
-
-// validationError turns the query builder's validation errors into one
-// 400: the first problem's parameter as attr, every problem in the detail.
-func validationError(err error) error {
-	ves := querybuilder.ValidationErrors(err)
-	if len(ves) == 0 {
-		return err
-	}
-	details := make([]string, len(ves))
-	for i, ve := range ves {
-		details[i] = ve.Detail
-	}
-	return Invalid(ves[0].Attr, strings.Join(details, "; "))
-}
-
-// analysisError gives the engine's refusals of an analysis their kinds;
-// everything else goes through the shared mapping (timeouts are 504,
-// cancellations 499).
-func analysisError(err error) error {
-	code, ok := olap.ErrorCode(err)
-	if !ok {
-		return err
-	}
-	switch code {
-	case olap.CodeTooManyRows:
-		return &Error{Kind: KindInvalid, Code: "result_too_large", Err: err, Detail: fmt.Sprintf(
-			"The analysis would return more than %d rows: use a shorter range, a coarser interval or a lower breakdown_limit.",
-			analysisLimits.MaxResultRows)}
-	case olap.CodeMemoryLimitExceeded:
-		return &Error{Kind: KindUnavailable, Code: "query_memory_limit", Err: err,
-			Detail: "The analysis needs more memory than the server allows: use a shorter range or fewer breakdown values."}
-	case olap.CodeCannotCompileRegexp:
-		// The regex check before running approximates RE2; the engine
-		// has the last word.
-		return &Error{Kind: KindInvalid, Code: "invalid_input", Attr: "properties", Err: err,
-			Detail: "A regular expression in the filters is not valid RE2 syntax."}
-	}
-	return err
-}
-
-// renderTrendCSV writes the series as a table: one row per series.
-func renderTrendCSV(c *gin.Context, result json.RawMessage) {
-	var rows []map[string]any
-	if err := json.Unmarshal(result, &rows); err != nil {
-		writeError(c, errors.Join(errors.New("trend csv"), err))
-		return
-	}
-	header, cells := trendTable(rows)
-	writeCSV(c, http.StatusOK, header, cells)
 }

@@ -100,10 +100,12 @@ type cachePolicy struct {
 	short    bool
 }
 
-// rangePolicy caches a result over range r.
-func rangePolicy(projectID int64, key string, r querybuilder.DateRange) cachePolicy {
+// rangePolicy caches a result of request c over its range. date_from=all
+// is a long range, whatever the first event turns out to be.
+func rangePolicy(projectID int64, key string, c *querybuilder.Common) cachePolicy {
+	r := c.Range
 	return cachePolicy{projectID: projectID, key: key, rangeEnd: r.To,
-		short: r.Interval == querybuilder.IntervalHour || r.To.Sub(r.From) <= 8*24*time.Hour}
+		short: r.Interval == querybuilder.IntervalHour || (!c.FromAll() && r.To.Sub(r.From) <= 8*24*time.Hour)}
 }
 
 // open reports whether new events could still change a result computed at
@@ -232,19 +234,26 @@ var cacheIgnored = map[string]bool{"client_query_id": true, "debug": true, "refr
 // applied) test-account filters, the resolved range, so a relative range
 // that moved on (a new day) is a new entry rather than yesterday's
 // buckets answered as today's, and what relative dates in property
-// conditions resolved to, for the same reason.
+// conditions resolved to, for the same reason. date_from=all keys its
+// start as such: the first event is the engine's to tell, and a key is
+// computed without the engine.
 type cacheScope struct {
 	Project      querybuilder.Project
 	Location     *time.Location
 	From, To     time.Time
+	FromAll      bool
 	Relative     []time.Time
 	TestAccounts bool
 }
 
 // newCacheScope is the scope of a parsed request.
 func newCacheScope(c *querybuilder.Common) cacheScope {
-	return cacheScope{Project: c.Project, Location: c.Location(), From: c.Range.From, To: c.Range.To,
-		Relative: c.RelativeInstants(), TestAccounts: c.FilterTestAccounts}
+	sc := cacheScope{Project: c.Project, Location: c.Location(), From: c.Range.From, To: c.Range.To,
+		Relative: c.RelativeInstants(), TestAccounts: c.FilterTestAccounts, FromAll: c.FromAll()}
+	if sc.FromAll {
+		sc.From = time.Time{}
+	}
+	return sc
 }
 
 // cacheKey names a result of an analysis kind (trends, funnel, timing):
@@ -262,10 +271,11 @@ func cacheKey(kind string, params querybuilder.Params, sc cacheScope) (string, e
 		WeekStart    int             `json:"week_start"`
 		TestAccounts json.RawMessage `json:"test_accounts,omitempty"`
 		From         int64           `json:"from"`
+		FromAll      bool            `json:"from_all,omitempty"`
 		To           int64           `json:"to"`
 		Relative     []int64         `json:"relative,omitempty"`
 	}{V: cacheVersion, Kind: kind, Filter: filter, Timezone: sc.Location.String(), WeekStart: sc.Project.WeekStartDay,
-		From: sc.From.Truncate(clockPrecision).UnixMicro(), To: sc.To.Truncate(clockPrecision).UnixMicro()}
+		From: sc.From.Truncate(clockPrecision).UnixMicro(), FromAll: sc.FromAll, To: sc.To.Truncate(clockPrecision).UnixMicro()}
 	for _, t := range sc.Relative {
 		k.Relative = append(k.Relative, t.Truncate(clockPrecision).UnixMicro())
 	}

@@ -376,13 +376,13 @@ func TestCacheKeysFollowTheClock(t *testing.T) {
 		project := querybuilder.Project{ID: 1, Timezone: "Europe/Berlin"}
 		var c *querybuilder.Common
 		if kind == "trends" {
-			q, err := querybuilder.ParseTrends(p, project, at)
+			q, err := querybuilder.ParseTrends(p, querybuilder.Env{Project: project, Now: at})
 			if err != nil {
 				t.Fatal(err)
 			}
 			c = &q.Common
 		} else {
-			q, err := querybuilder.ParseFunnel(p, project, at)
+			q, err := querybuilder.ParseFunnel(p, querybuilder.Env{Project: project, Now: at})
 			if err != nil {
 				t.Fatal(err)
 			}

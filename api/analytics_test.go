@@ -178,7 +178,7 @@ func TestTrendEndpoint(t *testing.T) {
 
 func TestAnalysisEngineErrorsHaveTheirStatuses(t *testing.T) {
 	for code, status := range map[int32]int{159: 504, 394: 499, 396: 400, 241: 503, 427: 400} {
-		err := analysisError(fmt.Errorf("query: %w", &chdb.Exception{Code: code, Message: "x"}))
+		err := engineError(fmt.Errorf("query: %w", &chdb.Exception{Code: code, Message: "x"}))
 		if got := toError(err).Kind.status(); got != status {
 			t.Errorf("code %d: status %d, want %d", code, got, status)
 		}
@@ -237,8 +237,8 @@ func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
 		}
 	})
 	t.Run("a trend past max_execution_time answers 504", func(t *testing.T) {
-		defer func(l querybuilder.Limits) { analysisLimits = l }(analysisLimits)
-		analysisLimits.MaxExecutionTime = 1
+		defer func(l querybuilder.Limits) { f.s.cfg.Limits = l }(f.s.cfg.Limits)
+		f.s.cfg.Limits.MaxExecutionTime = 1
 		start := time.Now()
 		st, out := call(t, f.h, "POST", f.trend(team), key, map[string]any{"events": []any{map[string]any{"id": "$pageview"}}})
 		if st != 504 || out["code"] != "query_timeout" {

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 )
@@ -172,69 +170,4 @@ func jsonCell(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return buf.String()
-}
-
-// trendTable is a trend analysis result as its natural table: one row
-// per series (its label), one column per point (the first series' labels,
-// else its days).
-func trendTable(result []map[string]any) ([]string, [][]string) {
-	header := []string{"series"}
-	if len(result) > 0 {
-		labels, _ := result[0]["labels"].([]any)
-		if len(labels) == 0 {
-			labels, _ = result[0]["days"].([]any)
-		}
-		for _, l := range labels {
-			header = append(header, valueCell(l))
-		}
-	}
-	rows := make([][]string, len(result))
-	for k, series := range result {
-		row := []string{valueCell(series["label"])}
-		data, _ := series["data"].([]any)
-		for _, d := range data {
-			row = append(row, valueCell(d))
-		}
-		rows[k] = row
-	}
-	return header, rows
-}
-
-// funnelTable is a funnel analysis result as its natural table: one row
-// per step, in step order.
-func funnelTable(result []map[string]any) ([]string, [][]string) {
-	header := []string{"step", "name", "action_id", "count", "average_conversion_time", "median_conversion_time"}
-	rows := make([][]string, len(result))
-	for k, step := range result {
-		name := step["custom_name"]
-		if s, _ := name.(string); s == "" {
-			name = step["name"]
-		}
-		rows[k] = []string{strconv.Itoa(k + 1), valueCell(name), valueCell(step["action_id"]), valueCell(step["count"]),
-			valueCell(step["average_conversion_time"]), valueCell(step["median_conversion_time"])}
-	}
-	return header, rows
-}
-
-// valueCell is one decoded JSON value as a cell, numbers without
-// exponents or trailing zeros.
-func valueCell(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return fmt.Sprint(x)
-		}
-		return string(b)
-	}
 }

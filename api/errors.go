@@ -2,14 +2,25 @@ package api
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"net"
 	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/lib/pq"
 
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // Kind classifies an error; exactly one HTTP status belongs to each kind.
@@ -88,6 +99,9 @@ type Error struct {
 	Detail string // for people
 	Attr   string // the request field at fault, if any
 	Err    error  // the cause, logged and never shown
+	// RetryAfter is when a client may try again (429, 503); zero means
+	// the kind's default.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -117,8 +131,12 @@ type errorBody struct {
 	Attr   *string `json:"attr"`
 }
 
-// toError turns any error into an *Error: ours pass through; the stores'
-// and engine's known errors get their kinds; anything else is internal.
+// unavailableRetry is what a 503 tells clients to wait before trying again.
+const unavailableRetry = 5 * time.Second
+
+// toError turns any error into an *Error: ours pass through; validation
+// errors of the query builder and the stores, the stores' outages and the
+// engine's known errors get their kinds; anything else is internal.
 func toError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -127,6 +145,8 @@ func toError(err error) *Error {
 	var mbe *http.MaxBytesError
 	var ve *metadata.ValidationError
 	switch {
+	case len(querybuilder.ValidationErrors(err)) > 0:
+		return queryValidationError(err)
 	case errors.As(err, &ve):
 		return &Error{Kind: KindInvalid, Code: "invalid_input", Detail: ve.Detail, Attr: ve.Attr, Err: err}
 	case errors.As(err, &mbe), errors.Is(err, errBodyTooLarge):
@@ -138,15 +158,84 @@ func toError(err error) *Error {
 	case errors.Is(err, context.Canceled):
 		return &Error{Kind: KindCanceled, Code: "canceled", Detail: "The request was canceled.", Err: err}
 	}
-	if code, ok := olap.ErrorCode(err); ok {
-		switch code {
-		case olap.CodeQueryWasCancelled:
-			return &Error{Kind: KindCanceled, Code: "query_canceled", Detail: "The query was canceled.", Err: err}
-		case olap.CodeTimeoutExceeded:
-			return &Error{Kind: KindTimeout, Code: "query_timeout", Detail: "The query took longer than the server allows.", Err: err}
-		}
+	if e := engineCodeError(err); e != nil {
+		return e
+	}
+	if postgresUnavailable(err) {
+		return &Error{Kind: KindUnavailable, Code: "postgres_unavailable", Err: err,
+			Detail: "The metadata store (PostgreSQL) is unavailable; try again shortly."}
 	}
 	return &Error{Kind: KindInternal, Code: "internal_error", Detail: "A server error occurred.", Err: err}
+}
+
+// queryValidationError is the query builder's validation errors as one
+// 400: the first problem's parameter as attr, every problem in the detail.
+func queryValidationError(err error) *Error {
+	ves := querybuilder.ValidationErrors(err)
+	details := make([]string, len(ves))
+	for i, ve := range ves {
+		details[i] = ve.Detail
+	}
+	return &Error{Kind: KindInvalid, Code: "invalid_input", Attr: ves[0].Attr, Detail: strings.Join(details, "; "), Err: err}
+}
+
+// engineCodeError gives the engine's refusals their kinds, by error code.
+func engineCodeError(err error) *Error {
+	code, ok := olap.ErrorCode(err)
+	if !ok {
+		return nil
+	}
+	switch code {
+	case olap.CodeQueryWasCancelled:
+		return &Error{Kind: KindCanceled, Code: "query_canceled", Detail: "The query was canceled.", Err: err}
+	case olap.CodeTimeoutExceeded:
+		return &Error{Kind: KindTimeout, Code: "query_timeout", Detail: "The query took longer than the server allows.", Err: err}
+	case olap.CodeTooManyRows:
+		return &Error{Kind: KindInvalid, Code: "result_too_large", Err: err, Detail: "The analysis would return more rows than " +
+			"the server allows: use a shorter range, a coarser interval or a lower breakdown_limit."}
+	case olap.CodeMemoryLimitExceeded:
+		return &Error{Kind: KindUnavailable, Code: "query_memory_limit", Err: err,
+			Detail: "The analysis needs more memory than the server allows: use a shorter range or fewer breakdown values."}
+	case olap.CodeCannotCompileRegexp:
+		// The regex check before running approximates RE2; the engine
+		// has the last word.
+		return &Error{Kind: KindInvalid, Code: "invalid_input", Attr: "properties", Err: err,
+			Detail: "A regular expression in the filters is not valid RE2 syntax."}
+	}
+	return nil
+}
+
+// engineError marks an error of the events engine: its coded refusals
+// keep their kinds (toError), a connection that failed is the engine
+// being unavailable (503), not PostgreSQL.
+func engineError(err error) error {
+	if err == nil || engineCodeError(err) != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if connectionFailed(err) {
+		return &Error{Kind: KindUnavailable, Code: "clickhouse_unavailable", Err: err,
+			Detail: "The events store (ClickHouse) is unavailable; try again shortly."}
+	}
+	return err
+}
+
+// postgresUnavailable reports an error of PostgreSQL being unreachable or
+// refusing connections, as opposed to refusing a statement.
+func postgresUnavailable(err error) bool {
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		// 08: connection exception; 57P01-57P03: shutting down or not
+		// accepting connections yet; 53300: too many connections.
+		return pe.Code.Class() == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+	}
+	return connectionFailed(err) || errors.Is(err, sql.ErrConnDone)
+}
+
+// connectionFailed reports a network failure talking to a store.
+func connectionFailed(err error) bool {
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
 
 // writeError renders err and records it for the request log.
@@ -156,6 +245,13 @@ func writeError(c *gin.Context, err error) {
 	body := errorBody{Type: e.Kind.typ(), Code: e.Code, Detail: e.Detail}
 	if e.Attr != "" {
 		body.Attr = &e.Attr
+	}
+	retry := e.RetryAfter
+	if retry == 0 && e.Kind == KindUnavailable {
+		retry = unavailableRetry
+	}
+	if retry > 0 {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
 	}
 	c.AbortWithStatusJSON(e.Kind.status(), body)
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -21,40 +20,24 @@ type queryStatusJSON struct {
 	ErrorMessage string `json:"error_message"`
 }
 
-// insightKind is the analysis a saved insight's filters ask for:
-// filters.insight, else TRENDS when they name events or actions (as
-// PostHog's default), else none ("").
-func insightKind(filters map[string]json.RawMessage) string {
-	var kind string
-	if raw, ok := filters["insight"]; ok && json.Unmarshal(raw, &kind) == nil && kind != "" {
-		return strings.ToUpper(kind)
-	}
-	for _, k := range []string{"events", "actions"} {
-		var list []json.RawMessage
-		if raw, ok := filters[k]; ok && json.Unmarshal(raw, &list) == nil && len(list) > 0 {
-			return "TRENDS"
-		}
-	}
-	return ""
-}
-
 // insightResult fills out's analysis fields from the insight's filters,
-// from the cache or computed as mode allows. Trends and funnels compute;
-// other kinds keep a null result until their analyses exist. Filters that
-// do not validate answer a null result and a query_status saying why;
-// engine failures (timeouts, cancellation) are the request's error.
+// from the cache or computed as mode allows, for every kind the query
+// builder's registry computes; other kinds keep a null result. Filters
+// that do not validate answer a null result and a query_status saying
+// why; engine failures (timeouts, cancellation) are the request's error.
 func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.Insight, mode refreshMode, out *insightJSON) error {
 	var filters map[string]json.RawMessage
 	if json.Unmarshal(i.Filters, &filters) != nil {
 		return nil
 	}
-	prepare, ok := map[string]preparer{"TRENDS": s.prepareTrends, "FUNNELS": s.prepareFunnel}[insightKind(filters)]
+	params := querybuilder.Params(filters)
+	kind, ok := querybuilder.ForSavedInsight(params)
 	if !ok {
 		return nil
 	}
-	params := querybuilder.Params(filters)
-	a, err := prepare(c.Request.Context(), p, params)
-	if err != nil {
+	// Filters that do not validate, when parsed or once the engine's facts
+	// are known, are the insight's problem, not the request's.
+	invalid := func(err error) error {
 		if e := toError(err); e.Kind == KindInvalid {
 			b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
 			out.QueryStatus = b
@@ -62,19 +45,23 @@ func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.
 		}
 		return err
 	}
+	a, err := s.prepare(p, kind, params)
+	if err != nil {
+		return invalid(err)
+	}
 	queryID, err := analysisQueryID(c, p.ID, nil)
 	if err != nil {
 		return err
 	}
-	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.run(a, queryID))
+	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.compute(a, queryID))
 	if err != nil || r == nil {
-		return err
+		return invalid(err)
 	}
 	computed := r.ComputedAt.UTC()
 	next := a.pol.nextRefresh(r.ComputedAt).UTC()
 	target := r.StaleAt.UTC().Format(time.RFC3339Nano)
 	out.Result, out.IsCached, out.LastRefresh = r.Result, r.Cached, &computed
 	out.NextAllowedClientRefresh, out.CacheTargetAge = &next, &target
-	out.Timezone = a.loc.String()
+	out.Timezone = a.q.Base().Location().String()
 	return nil
 }

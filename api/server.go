@@ -20,6 +20,7 @@ import (
 
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // Config tunes the HTTP server.
@@ -28,12 +29,18 @@ type Config struct {
 	BodyLimit       int64         // INSIGHTD_BODY_LIMIT bytes, default 20 MiB
 	ShutdownTimeout time.Duration // how long in-flight requests may finish, default 30s
 	Ingest          olap.WriterConfig
+	// Limits are the engine settings every analysis runs under; their
+	// execution time follows INSIGHTD_QUERY_TIMEOUT.
+	Limits querybuilder.Limits
+	// Schema names the tables analyses read.
+	Schema querybuilder.Schema
 }
 
 // ConfigFromEnv reads INSIGHTD_ADDR and INSIGHTD_BODY_LIMIT; call Validate
 // after applying flags.
 func ConfigFromEnv() (Config, error) {
-	c := Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second}
+	c := Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second,
+		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
 	ingest, err := olap.WriterConfigFromEnv()
 	if err != nil {
 		return c, err
@@ -63,6 +70,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown timeout must be positive"))
+	}
+	if c.Limits.MaxExecutionTime < 0 || c.Limits.MaxMemoryUsage < 0 || c.Limits.MaxResultRows < 0 {
+		errs = append(errs, errors.New("query limits must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -102,6 +112,9 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	// The embedded engine belongs to this process alone, so the writer
 	// may trust its memory of the uuids it stored.
 	cfg.Ingest.SoleWriter = engine.Backend() == "chdb"
+	if cfg.Schema.Events == "" {
+		cfg.Schema = querybuilder.DefaultSchema()
+	}
 	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
 		writer: olap.NewWriter(engine, log, cfg.Ingest), ingest: newIngestClock()}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())

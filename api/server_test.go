@@ -19,6 +19,7 @@ import (
 	"github.com/insightd/insightd/metadata/metadatatest"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/olaptest"
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // engine is the embedded ClickHouse shared by this package's tests (chDB
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func testConfig() Config {
-	return Config{Addr: "127.0.0.1:0", BodyLimit: 1 << 20, ShutdownTimeout: 5 * time.Second}
+	return Config{Addr: "127.0.0.1:0", BodyLimit: 1 << 20, ShutdownTimeout: 5 * time.Second,
+		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
 }
 
 // newServer builds a server on a fresh database with probe routes:

@@ -14,9 +14,6 @@ type binder struct {
 	params map[string]any
 	seen   map[string]string
 	n      int
-	// personCols are the person-level expressions the statement reads,
-	// as columns pp_0, pp_1... of the person join (personJoinSQL).
-	personCols []string
 }
 
 func newBinder() *binder {
@@ -37,7 +34,7 @@ func (b *binder) bind(typ string, v any) string {
 }
 
 // named binds v under a fixed name (team, tz, date_from...), which the
-// shared SQL fragments (EventPersonJoin) and readers of debug output
+// shared SQL fragments (the overrides join) and readers of debug output
 // expect.
 func (b *binder) named(name, typ string, v any) string {
 	b.params[name] = v
@@ -60,15 +57,3 @@ const typeTime = "DateTime64(6, 'UTC')"
 func (b *binder) time(t time.Time) string { return b.bind(typeTime, t.UTC()) }
 
 func (b *binder) str(s string) string { return b.bind("String", s) }
-
-// personColumn registers an expression over a person's properties and
-// returns the person join's column holding its current value.
-func (b *binder) personColumn(expr string) string {
-	for i, e := range b.personCols {
-		if e == expr {
-			return fmt.Sprintf("pp.pp_%d", i)
-		}
-	}
-	b.personCols = append(b.personCols, expr)
-	return fmt.Sprintf("pp.pp_%d", len(b.personCols)-1)
-}

@@ -64,8 +64,8 @@ func parseBreakdown(p Params, defaultLimit int, pr *problems) *Breakdown {
 
 // valueSQL is an event's raw breakdown value: the property as text, with
 // a missing or empty value as BreakdownNull.
-func (bd *Breakdown) valueSQL(b *binder) string {
-	return nullBreakdown(propertyText(bd.Type, bd.Property, b), b)
+func (bd *Breakdown) valueSQL(sc *scope) string {
+	return nullBreakdown(propertyText(sc, bd.Type, bd.Property), sc.binder)
 }
 
 // nullBreakdown is a raw property text x as a breakdown value: an empty

@@ -393,54 +393,30 @@ var materialized = map[string]string{
 	"$group_4":     "mat_group_4",
 }
 
-// personJoinMarker stands for the person join in SQL being built: the
-// join can be written only once every person property the statement
-// reads is known (personJoinSQL), so it is put in at the end.
-const personJoinMarker = "\x00person join\x00"
-
-// personJoinSQL joins each event's person (personID: resolved through
-// EventPersonJoin, which must come first, unless the project has no
-// merged persons) to the person's current values
-// of the properties the statement reads, skipping deleted persons: filters
-// and breakdowns on person properties see the person as they are now,
-// after every $set. Only those values travel into the join's hash table,
-// not every person's whole properties document.
-func personJoinSQL(b *binder, personID string) string {
-	cols := []string{"id"}
-	for i, expr := range b.personCols {
-		cols = append(cols, fmt.Sprintf("argMax(%s, version) AS pp_%d", expr, i))
-	}
-	return `LEFT JOIN (
-    SELECT ` + strings.Join(cols, ",\n        ") + `
-    FROM persons WHERE team_id = {team:Int64}
-    GROUP BY id HAVING argMax(is_deleted, version) = 0
-) AS pp ON pp.id = ` + personID
-}
-
 // propertyText is a property as text: a string's value, the JSON text of
 // a number or boolean, the empty string when missing or null.
-func propertyText(typ, key string, b *binder) string {
+func propertyText(sc *scope, typ, key string) string {
 	if typ == "person" {
-		return b.personColumn("JSONExtractString(properties, " + b.str(key) + ")")
+		return sc.person("JSONExtractString(properties, " + sc.str(key) + ")")
 	}
 	if col, ok := materialized[key]; ok {
 		return "e." + col
 	}
-	return "JSONExtractString(e.properties, " + b.str(key) + ")"
+	return "JSONExtractString(e.properties, " + sc.str(key) + ")"
 }
 
 // sql compiles the document to a boolean expression; "" means no
 // condition. Every comparison is 0 or 1, never NULL, so NOT and OR behave
 // as they read: a missing property does not match gt 5, and does match
 // its negation.
-func (f *PropertyFilter) sql(b *binder) string {
+func (f *PropertyFilter) sql(sc *scope) string {
 	if f == nil {
 		return ""
 	}
 	if f.Group != "" {
 		var parts []string
 		for _, v := range f.Values {
-			if s := v.sql(b); s != "" {
+			if s := v.sql(sc); s != "" {
 				parts = append(parts, s)
 			}
 		}
@@ -452,27 +428,28 @@ func (f *PropertyFilter) sql(b *binder) string {
 		}
 		return "(" + strings.Join(parts, " "+f.Group+" ") + ")"
 	}
-	s := f.conditionSQL(b)
+	s := f.conditionSQL(sc)
 	if f.Negation {
 		s = "NOT (" + s + ")"
 	}
 	return s
 }
 
-func (f *PropertyFilter) conditionSQL(b *binder) string {
+func (f *PropertyFilter) conditionSQL(sc *scope) string {
+	b := sc.binder
 	switch f.Operator {
 	case "is_set", "is_not_set":
 		set := "JSONType(e.properties, " + b.str(f.Key) + ") != 'Null'"
 		if f.Type == "person" {
 			// A person without a row (or deleted) has nothing set.
-			set = b.personColumn("JSONType(properties, "+b.str(f.Key)+") != 'Null'") + " = 1"
+			set = sc.person("JSONType(properties, "+b.str(f.Key)+") != 'Null'") + " = 1"
 		}
 		if f.Operator == "is_not_set" {
 			return "NOT (" + set + ")"
 		}
 		return set
 	}
-	x := propertyText(f.Type, f.Key, b)
+	x := propertyText(sc, f.Type, f.Key)
 	switch f.Operator {
 	case "exact", "is_not":
 		eq, in := "=", "IN"

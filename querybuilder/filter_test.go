@@ -19,10 +19,7 @@ func parseDoc(t *testing.T, doc string) (*PropertyFilter, error) {
 // test reads as the condition it checks.
 func compile(f *PropertyFilter) string {
 	b := newBinder()
-	s := f.sql(b)
-	for i := len(b.personCols) - 1; i >= 0; i-- {
-		s = strings.ReplaceAll(s, fmt.Sprintf("pp.pp_%d", i), "person["+b.personCols[i]+"]")
-	}
+	s := f.sql(&scope{binder: b, person: func(expr string) string { return "person[" + expr + "]" }})
 	for name, v := range b.params {
 		s = strings.ReplaceAll(s, "{"+name+":", fmt.Sprintf("{%v:", v))
 	}

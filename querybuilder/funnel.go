@@ -78,22 +78,31 @@ var windowUnits = map[string]time.Duration{
 	"week": 7 * 24 * time.Hour, "month": 30 * 24 * time.Hour,
 }
 
+// funnelKind answers insights/funnel and computes FUNNELS insights;
+// timingKind answers insights/timing.
+var (
+	funnelKind = Kind{Name: "funnel", Route: "funnel", Insight: "FUNNELS",
+		Parse: func(p Params, env Env) (Query, error) { return ParseFunnel(p, env) }}
+	timingKind = Kind{Name: "timing", Route: "timing",
+		Parse: func(p Params, env Env) (Query, error) { return ParseTiming(p, env) }}
+)
+
 // ParseFunnel reads a funnel request (insights/funnel) from its
-// parameters for a project, taking relative dates from now.
-func ParseFunnel(p Params, project Project, now time.Time) (*FunnelQuery, error) {
-	return parseFunnel(p, project, now, false)
+// parameters in env.
+func ParseFunnel(p Params, env Env) (*FunnelQuery, error) {
+	return parseFunnel(p, env, false)
 }
 
 // ParseTiming reads a timing request (insights/timing): a funnel whose
 // answer is the distribution of the time persons take from
 // funnel_from_step to funnel_to_step.
-func ParseTiming(p Params, project Project, now time.Time) (*FunnelQuery, error) {
-	return parseFunnel(p, project, now, true)
+func ParseTiming(p Params, env Env) (*FunnelQuery, error) {
+	return parseFunnel(p, env, true)
 }
 
-func parseFunnel(p Params, project Project, now time.Time, timing bool) (*FunnelQuery, error) {
+func parseFunnel(p Params, env Env, timing bool) (*FunnelQuery, error) {
 	pr := &problems{}
-	q := &FunnelQuery{Common: newCommon(project, now, pr), Window: defaultFunnelWindow,
+	q := &FunnelQuery{Common: newCommon(env, pr), Window: defaultFunnelWindow,
 		Order: orderOrdered, Viz: VizSteps, Attribution: attributionFirstTouch, FromStep: 0, ToStep: -1}
 	pp := q.properties(pr)
 	q.Steps = parseEntities(p, pp)
@@ -302,10 +311,51 @@ func sameDefinition(a, b Entity) bool {
 	return string(ja) == string(jb)
 }
 
-// Kind names the analysis for cache keys: funnel or timing.
-func (q *FunnelQuery) Kind() string {
-	if q.Viz == VizTiming {
-		return "timing"
+// Needs implements Query: date_from=all needs the first event, and a
+// funnel of persons, or one reading person properties, the overrides of
+// merged persons.
+func (q *FunnelQuery) Needs() Needs {
+	return Needs{FirstEvent: q.FromAll(), PersonOverrides: q.AggregationGroupTypeIndex == 0 || q.usesPersons()}
+}
+
+// Build implements Query.
+func (q *FunnelQuery) Build(f Facts) (Statement, error) { return BuildFunnel(q, f) }
+
+// Shape implements Query.
+func (q *FunnelQuery) Shape(rows [][]any) (Result, error) { return ShapeFunnel(q, rows) }
+
+// Decode implements Query: the result type Shape gives this request.
+func (q *FunnelQuery) Decode(raw json.RawMessage) (Result, error) {
+	switch {
+	case q.Viz == VizTrends:
+		var r FunnelTrends
+		return r, json.Unmarshal(raw, &r)
+	case q.Viz == VizTimeToConvert || q.Viz == VizTiming:
+		var r FunnelTimes
+		return r, json.Unmarshal(raw, &r)
+	case q.Breakdown != nil:
+		var r FunnelBreakdown
+		return r, json.Unmarshal(raw, &r)
 	}
-	return "funnel"
+	var r FunnelSteps
+	return r, json.Unmarshal(raw, &r)
+}
+
+// usesPersons reports whether any filter or the breakdown reads person
+// properties.
+func (q *FunnelQuery) usesPersons() bool {
+	if andFilters(q.Properties, q.TestAccounts).usesPersons() || (q.Breakdown != nil && q.Breakdown.Type == "person") {
+		return true
+	}
+	for _, s := range q.Steps {
+		if s.Properties.usesPersons() {
+			return true
+		}
+	}
+	for _, x := range q.Exclusions {
+		if x.Properties.usesPersons() {
+			return true
+		}
+	}
+	return false
 }

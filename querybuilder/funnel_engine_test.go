@@ -75,11 +75,11 @@ func TestFunnelStatementsRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				q, err := querybuilder.ParseFunnel(p, querybuilder.Project{ID: c.team, Timezone: "Europe/Paris", NoPersonOverrides: c.noOverrides}, now)
+				q, err := querybuilder.ParseFunnel(p, querybuilder.Env{Project: querybuilder.Project{ID: c.team, Timezone: "Europe/Paris"}, Now: now})
 				if err != nil {
 					t.Fatal(err)
 				}
-				stmt, err := querybuilder.BuildFunnel(q)
+				stmt, err := querybuilder.BuildFunnel(q, querybuilder.Facts{NoPersonOverrides: c.noOverrides})
 				if err != nil {
 					t.Fatal(err)
 				}

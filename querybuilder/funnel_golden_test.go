@@ -40,19 +40,19 @@ func funnelsGolden() map[string]string {
 
 func TestFunnelsGoldenSQL(t *testing.T) {
 	build := func(p Params) (Statement, error) {
-		q, err := ParseFunnel(p, goldenProject, testNow)
+		q, err := ParseFunnel(p, Env{Project: goldenProject, Now: testNow})
 		if err != nil {
 			return Statement{}, err
 		}
-		return BuildFunnel(q)
+		return BuildFunnel(q, Facts{})
 	}
 	checkGolden(t, filepath.Join("testdata", "funnels"), funnelsGolden(), build)
 	timing := func(p Params) (Statement, error) {
-		q, err := ParseTiming(p, goldenProject, testNow)
+		q, err := ParseTiming(p, Env{Project: goldenProject, Now: testNow})
 		if err != nil {
 			return Statement{}, err
 		}
-		return BuildFunnel(q)
+		return BuildFunnel(q, Facts{})
 	}
 	checkGolden(t, filepath.Join("testdata", "timing"), map[string]string{
 		"ordered": `{"events": [{"id": "$pageview"}, {"id": "signup"}, {"id": "purchase"}], "funnel_from_step": 1, "date_from": "-30d"}`,

@@ -49,10 +49,74 @@ type FunnelTimes struct {
 	Persons               *int         `json:"persons,omitempty"`
 }
 
+// FunnelSteps is a funnel's steps (funnel_viz_type steps).
+type FunnelSteps []FunnelStep
+
+// FunnelBreakdown is a broken-down funnel: a step list per value.
+type FunnelBreakdown [][]FunnelStep
+
+// FunnelTrends is funnel_viz_type trends: a rate series per value.
+type FunnelTrends []FunnelTrend
+
+var funnelStepsHeader = []string{"step", "name", "action_id", "count", "average_conversion_time", "median_conversion_time"}
+
+// Table implements Result: one row per step, in step order.
+func (r FunnelSteps) Table() ([]string, [][]string) {
+	rows := make([][]string, len(r))
+	for k, step := range r {
+		name := step.Name
+		if s, _ := step.CustomName.(string); s != "" {
+			name = s
+		}
+		id, _ := step.ActionID.(string)
+		rows[k] = []string{strconv.Itoa(k + 1), name, id, strconv.Itoa(step.Count),
+			numberCell(step.AverageConversionTime), numberCell(step.MedianConversionTime)}
+	}
+	return append([]string(nil), funnelStepsHeader...), rows
+}
+
+// Table implements Result: each value's steps, the value first.
+func (r FunnelBreakdown) Table() ([]string, [][]string) {
+	var rows [][]string
+	for _, steps := range r {
+		_, stepRows := FunnelSteps(steps).Table()
+		for k, row := range stepRows {
+			value := ""
+			if v := steps[k].BreakdownValue; v != nil {
+				value = *v
+			}
+			rows = append(rows, append([]string{value}, row...))
+		}
+	}
+	return append([]string{"breakdown_value"}, funnelStepsHeader...), rows
+}
+
+// Table implements Result: one row per value (its rates), one column per
+// bucket, as a trend's table.
+func (r FunnelTrends) Table() ([]string, [][]string) {
+	series := make(TrendsResult, len(r))
+	for k, t := range r {
+		series[k] = TrendSeries{Data: t.Data, Days: t.Days, Labels: t.Labels}
+		if t.BreakdownValue != nil {
+			series[k].Label = *t.BreakdownValue
+		}
+	}
+	return series.Table()
+}
+
+// Table implements Result: one row per bin.
+func (r FunnelTimes) Table() ([]string, [][]string) {
+	rows := make([][]string, len(r.Bins))
+	for k, b := range r.Bins {
+		rows[k] = []string{numberCell(&b[0]), numberCell(&b[1])}
+	}
+	return []string{"from_seconds", "persons"}, rows
+}
+
 // ShapeFunnel turns the rows of BuildFunnel's statement into the
-// visualisation's result: []FunnelStep, or [][]FunnelStep with a
-// breakdown; []FunnelTrend; or FunnelTimes.
-func ShapeFunnel(q *FunnelQuery, rows [][]any) (any, error) {
+// visualisation's result: FunnelSteps, or FunnelBreakdown with a
+// breakdown; FunnelTrends; or FunnelTimes.
+func ShapeFunnel(q *FunnelQuery, rows [][]any) (Result, error) {
 	switch q.Viz {
 	case VizTrends:
 		return shapeFunnelTrends(q, rows)
@@ -69,7 +133,7 @@ type stepRow struct {
 	avg, md []*float64
 }
 
-func shapeFunnelSteps(q *FunnelQuery, rows [][]any) (any, error) {
+func shapeFunnelSteps(q *FunnelQuery, rows [][]any) (Result, error) {
 	var list []stepRow
 	for _, r := range rows {
 		if len(r) != len(funnelStepsColumns) {
@@ -96,7 +160,7 @@ func shapeFunnelSteps(q *FunnelQuery, rows [][]any) (any, error) {
 		if len(list) > 0 {
 			sr = list[0]
 		}
-		return funnelSteps(q, sr, false), nil
+		return FunnelSteps(funnelSteps(q, sr, false)), nil
 	}
 	sort.SliceStable(list, func(a, b int) bool {
 		x, y := list[a], list[b]
@@ -108,7 +172,7 @@ func shapeFunnelSteps(q *FunnelQuery, rows [][]any) (any, error) {
 		}
 		return x.value < y.value
 	})
-	out := make([][]FunnelStep, 0, len(list))
+	out := make(FunnelBreakdown, 0, len(list))
 	for _, sr := range list {
 		out = append(out, funnelSteps(q, sr, true))
 	}
@@ -177,7 +241,7 @@ func optionalFloat(v any) *float64 {
 	return &f
 }
 
-func shapeFunnelTrends(q *FunnelQuery, rows [][]any) (any, error) {
+func shapeFunnelTrends(q *FunnelQuery, rows [][]any) (Result, error) {
 	type counts struct{ entered, converted int }
 	byValue := map[string]map[string]counts{}
 	volume := map[string]int{}
@@ -215,7 +279,7 @@ func shapeFunnelTrends(q *FunnelQuery, rows [][]any) (any, error) {
 		return x < y
 	})
 	buckets := q.Range.Buckets()
-	out := make([]FunnelTrend, 0, len(values))
+	out := make(FunnelTrends, 0, len(values))
 	for _, v := range values {
 		t := FunnelTrend{Count: len(buckets), Data: []float64{}, Days: []string{}, Labels: []string{}}
 		for _, b := range buckets {
@@ -237,7 +301,7 @@ func shapeFunnelTrends(q *FunnelQuery, rows [][]any) (any, error) {
 	return out, nil
 }
 
-func shapeFunnelTimes(q *FunnelQuery, rows [][]any) (any, error) {
+func shapeFunnelTimes(q *FunnelQuery, rows [][]any) (Result, error) {
 	res := FunnelTimes{Bins: [][2]float64{}}
 	if q.Viz == VizTiming {
 		zero := 0

@@ -14,26 +14,40 @@ import (
 // and under testdata/fuzz; run with go test -fuzz=FuzzParseTrends.
 
 var fuzzProject = Project{ID: 7, Timezone: "America/New_York", WeekStartDay: 1,
-	TestAccountFilters: json.RawMessage(`[{"key": "email", "operator": "not_icontains", "value": "@test.com", "type": "person"}]`),
-	FirstEvent:         time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)}
+	TestAccountFilters: json.RawMessage(`[{"key": "email", "operator": "not_icontains", "value": "@test.com", "type": "person"}]`)}
+
+// fuzzFacts are the engine's facts the fuzzed requests build with.
+var fuzzFacts = Facts{FirstEvent: time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)}
+
+// checkValidation fails unless err holds validation errors only, each
+// naming its parameter.
+func checkValidation(t *testing.T, err error) {
+	t.Helper()
+	ves := ValidationErrors(err)
+	if len(ves) == 0 {
+		t.Fatalf("an error that is not a validation error: %v", err)
+	}
+	for _, ve := range ves {
+		if ve.Attr == "" || ve.Detail == "" {
+			t.Fatalf("a validation error without attr or detail: %#v", ve)
+		}
+	}
+}
 
 func checkTrends(t *testing.T, p Params) {
-	q, err := ParseTrends(p, fuzzProject, testNow)
+	q, err := ParseTrends(p, Env{Project: fuzzProject, Now: testNow})
 	if err != nil {
-		ves := ValidationErrors(err)
-		if len(ves) == 0 {
-			t.Fatalf("an error that is not a validation error: %v", err)
-		}
-		for _, ve := range ves {
-			if ve.Attr == "" || ve.Detail == "" {
-				t.Fatalf("a validation error without attr or detail: %#v", ve)
-			}
-		}
+		checkValidation(t, err)
 		return
 	}
-	stmt, err := BuildTrends(q)
+	stmt, err := BuildTrends(q, fuzzFacts)
 	if err != nil {
-		t.Fatalf("a valid request does not build: %v", err)
+		// Only date_from=all resolves its range with the facts.
+		if !q.FromAll() {
+			t.Fatalf("a valid request does not build: %v", err)
+		}
+		checkValidation(t, err)
+		return
 	}
 	if strings.Contains(stmt.SQL, "{tz:String}") && stmt.Params["tz"] == nil {
 		t.Fatal("tz is used but not bound")

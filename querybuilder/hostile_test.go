@@ -44,11 +44,11 @@ func TestHostileValuesNeverReachTheSQLText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := ParseTrends(p, goldenProject, testNow)
+		q, err := ParseTrends(p, Env{Project: goldenProject, Now: testNow})
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmt, err := BuildTrends(q)
+		stmt, err := BuildTrends(q, Facts{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestFunnelHostileValuesNeverReachTheSQLText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmt, err := BuildFunnel(q)
+		stmt, err := BuildFunnel(q, Facts{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,13 +22,11 @@ func TestAProjectWithoutMergedPersonsSkipsTheOverrideJoin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			project := goldenProject
-			project.NoPersonOverrides = tc.none
-			q, err := ParseTrends(p, project, testNow)
+			q, err := ParseTrends(p, Env{Project: goldenProject, Now: testNow})
 			if err != nil {
 				t.Fatal(err)
 			}
-			stmt, err := BuildTrends(q)
+			stmt, err := BuildTrends(q, Facts{NoPersonOverrides: tc.none})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -61,13 +61,6 @@ func ParseQuery(v url.Values) Params {
 	return out
 }
 
-// DateFromAll reports whether the request asks for date_from=all, which
-// needs the project's first event (Project.FirstEvent) to evaluate.
-func (p Params) DateFromAll() bool {
-	s, _ := p.str("date_from", &problems{})
-	return strings.EqualFold(strings.TrimSpace(s), "all")
-}
-
 // Project is what an analysis needs to know about its project. It is
 // data, handed in by the caller, so the package never reads a store.
 type Project struct {
@@ -79,14 +72,6 @@ type Project struct {
 	// TestAccountFilters is the project's test_account_filters document,
 	// applied when a request sets filter_test_accounts.
 	TestAccountFilters json.RawMessage
-	// FirstEvent is the time of the project's first event, used by
-	// date_from=all; zero when the project has none.
-	FirstEvent time.Time
-	// NoPersonOverrides says the project has no merged persons (no row
-	// in person_overrides), so analyses take each event's person_id as it
-	// is and skip the override join, most of what counting persons cost.
-	// The zero value keeps the join, which is right either way.
-	NoPersonOverrides bool
 }
 
 // Common is what every analysis request has: the project and the clock,
@@ -95,6 +80,8 @@ type Common struct {
 	Project Project
 	// Now is the instant relative dates are taken from.
 	Now time.Time
+	// Schema names the tables the statement reads.
+	Schema Schema
 	// Properties apply to every event read, as do TestAccounts when
 	// FilterTestAccounts is set (the project's test_account_filters).
 	Properties         *PropertyFilter
@@ -110,11 +97,15 @@ type Common struct {
 	// relative holds what relative dates in property conditions resolved
 	// to (RelativeInstants).
 	relative []time.Time
+	// firstEvent is the project's first event (Facts) once known: the
+	// start of date_from=all.
+	firstEvent time.Time
 }
 
-// newCommon starts a request of project at now: its clock in the
-// project's timezone and week.
-func newCommon(project Project, now time.Time, pr *problems) Common {
+// newCommon starts a request in env: its clock in the project's timezone
+// and week.
+func newCommon(env Env, pr *problems) Common {
+	project, now := env.Project, env.Now
 	loc, err := project.location()
 	if err != nil {
 		pr.add("timezone", "the project's %v", err)
@@ -124,7 +115,29 @@ func newCommon(project Project, now time.Time, pr *problems) Common {
 	if project.WeekStartDay == 1 {
 		ws = time.Monday
 	}
-	return Common{Project: project, Now: now, Interval: IntervalDay, clock: clock{now: now.In(loc), loc: loc, weekStart: ws}}
+	return Common{Project: project, Now: now, Schema: env.Schema.orDefault(), Interval: IntervalDay,
+		clock: clock{now: now.In(loc), loc: loc, weekStart: ws}}
+}
+
+// Base implements Query.
+func (c *Common) Base() *Common { return c }
+
+// FromAll reports date_from=all: the range starts at the project's first
+// event, which only the engine knows (Facts.FirstEvent). Until Build has
+// it, Range holds the interval of date_to.
+func (c *Common) FromAll() bool { return strings.EqualFold(strings.TrimSpace(c.DateFrom), "all") }
+
+// applyFacts resolves what depends on the engine: date_from=all's range.
+func (c *Common) applyFacts(f Facts) error {
+	if !c.FromAll() || f.FirstEvent.Equal(c.firstEvent) {
+		return nil
+	}
+	c.firstEvent = f.FirstEvent
+	unit, n := c.Range.compareUnit, c.Range.compareN // compare_to, validated already
+	pr := &problems{}
+	c.resolveRange(pr)
+	c.Range.compareUnit, c.Range.compareN = unit, n
+	return pr.err()
 }
 
 // properties is a parser of property documents in the request's clock.
@@ -163,7 +176,7 @@ func (c *Common) parse(p Params, pr *problems) {
 
 // resolveRange evaluates the date range.
 func (c *Common) resolveRange(pr *problems) {
-	if r, ok := resolveRange(c.clock, c.DateFrom, c.DateTo, c.Interval, c.Project.FirstEvent, pr); ok {
+	if r, ok := resolveRange(c.clock, c.DateFrom, c.DateTo, c.Interval, c.firstEvent, pr); ok {
 		c.Range = r
 	}
 }

@@ -62,7 +62,7 @@ func TestQueryStringsTakeJSONOrPlainValues(t *testing.T) {
 	if !pr.ok() {
 		t.Fatal(pr.err())
 	}
-	q, err := ParseTrends(p, Project{ID: 1}, testNow)
+	q, err := ParseTrends(p, Env{Project: Project{ID: 1}, Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,3 +34,42 @@ func (s Statement) String() string {
 	}
 	return b.String()
 }
+
+// Limits are the engine settings every analysis runs under, so a request
+// cannot hold the engine longer or use more memory than the server
+// allows, nor return a result no client can take in. They are the
+// server's configuration.
+type Limits struct {
+	// MaxExecutionTime stops a query that runs longer (seconds; 0: none).
+	MaxExecutionTime int
+	// MaxMemoryUsage stops a query that needs more memory (bytes; 0: none).
+	MaxMemoryUsage int64
+	// MaxResultRows refuses a result with more rows (0: none).
+	MaxResultRows int64
+}
+
+// DefaultLimits are the limits of a server configured with nothing else:
+// a minute, 4 GiB and a million rows.
+func DefaultLimits() Limits {
+	return Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000}
+}
+
+// WithLimits returns stmt with a SETTINGS clause applying the limits.
+// They are the server's configuration, never request values, and
+// ClickHouse takes settings only as literals.
+func WithLimits(stmt Statement, l Limits) Statement {
+	var set []string
+	if l.MaxExecutionTime > 0 {
+		set = append(set, fmt.Sprintf("max_execution_time = %d", l.MaxExecutionTime))
+	}
+	if l.MaxMemoryUsage > 0 {
+		set = append(set, fmt.Sprintf("max_memory_usage = %d", l.MaxMemoryUsage))
+	}
+	if l.MaxResultRows > 0 {
+		set = append(set, fmt.Sprintf("max_result_rows = %d", l.MaxResultRows), "result_overflow_mode = 'throw'")
+	}
+	if len(set) > 0 {
+		stmt.SQL = strings.TrimSpace(stmt.SQL) + "\nSETTINGS " + strings.Join(set, ", ")
+	}
+	return stmt
+}

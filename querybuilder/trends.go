@@ -1,12 +1,12 @@
 package querybuilder
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // TrendsQuery is a validated trends request (insights/trend): one series
@@ -79,12 +79,16 @@ func knownMath(m string) bool {
 	return m == "total" || distinctMath[m] || active || prop || actor
 }
 
-// ParseTrends reads a trends request from its parameters for a project,
-// taking relative dates from now. Every problem found is returned, joined,
-// as *ValidationError values naming their parameter.
-func ParseTrends(p Params, project Project, now time.Time) (*TrendsQuery, error) {
+// trendsKind answers insights/trend and computes TRENDS insights.
+var trendsKind = Kind{Name: "trends", Route: "trend", Insight: "TRENDS",
+	Parse: func(p Params, env Env) (Query, error) { return ParseTrends(p, env) }}
+
+// ParseTrends reads a trends request from its parameters in env. Every
+// problem found is returned, joined, as *ValidationError values naming
+// their parameter.
+func ParseTrends(p Params, env Env) (*TrendsQuery, error) {
 	pr := &problems{}
-	q := &TrendsQuery{Common: newCommon(project, now, pr), Display: defaultDisplay}
+	q := &TrendsQuery{Common: newCommon(env, pr), Display: defaultDisplay}
 	q.Series = parseEntities(p, q.properties(pr))
 	q.parse(p, pr)
 	q.Breakdown = parseBreakdown(p, trendsBreakdownLimit, pr)
@@ -162,6 +166,28 @@ func (q *TrendsQuery) validateMath(e *Entity, i int, pr *problems) {
 	} else if e.MathGroupTypeIndex > maxGroupTypeIndex {
 		pr.add("events", "%s.math_group_type_index must be 0 to %d", path, maxGroupTypeIndex)
 	}
+}
+
+// Needs implements Query: date_from=all needs the first event, and a
+// series that reads persons the overrides of merged persons.
+func (q *TrendsQuery) Needs() Needs {
+	n := Needs{FirstEvent: q.FromAll()}
+	for _, e := range q.Series {
+		n.PersonOverrides = n.PersonOverrides || q.plan(e).read.overrides
+	}
+	return n
+}
+
+// Build implements Query.
+func (q *TrendsQuery) Build(f Facts) (Statement, error) { return BuildTrends(q, f) }
+
+// Shape implements Query.
+func (q *TrendsQuery) Shape(rows [][]any) (Result, error) { return ShapeTrends(q, rows) }
+
+// Decode implements Query.
+func (q *TrendsQuery) Decode(raw json.RawMessage) (Result, error) {
+	var r TrendsResult
+	return r, json.Unmarshal(raw, &r)
 }
 
 // timeSeries reports whether the display draws buckets (else it answers

@@ -148,8 +148,7 @@ func newFixture(t *testing.T) *fixture {
 // project is the fixture's project as the query builder sees it.
 func (f *fixture) project(weekStart int) querybuilder.Project {
 	return querybuilder.Project{ID: f.team, Timezone: "America/New_York", WeekStartDay: weekStart,
-		TestAccountFilters: json.RawMessage(`[{"key": "email", "value": "@test.com", "operator": "not_icontains", "type": "person"}]`),
-		FirstEvent:         fixtureEvents[0].at}
+		TestAccountFilters: json.RawMessage(`[{"key": "email", "value": "@test.com", "operator": "not_icontains", "type": "person"}]`)}
 }
 
 // testNow is after every fixture event but November's.
@@ -162,11 +161,11 @@ func (f *fixture) run(t *testing.T, body string, weekStart int) []querybuilder.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := querybuilder.ParseTrends(p, f.project(weekStart), resultNow)
+	q, err := querybuilder.ParseTrends(p, querybuilder.Env{Project: f.project(weekStart), Now: resultNow})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmt, err := querybuilder.BuildTrends(q)
+	stmt, err := querybuilder.BuildTrends(q, querybuilder.Facts{FirstEvent: fixtureEvents[0].at})
 	if err != nil {
 		t.Fatal(err)
 	}

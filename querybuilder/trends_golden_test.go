@@ -90,10 +90,10 @@ func trendsGolden() map[string]string {
 
 func TestTrendsGoldenSQL(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "trends"), trendsGolden(), func(p Params) (Statement, error) {
-		q, err := ParseTrends(p, goldenProject, testNow)
+		q, err := ParseTrends(p, Env{Project: goldenProject, Now: testNow})
 		if err != nil {
 			return Statement{}, err
 		}
-		return BuildTrends(q)
+		return BuildTrends(q, Facts{})
 	})
 }

@@ -1,11 +1,5 @@
 package querybuilder
 
-import (
-	"regexp"
-	"strconv"
-	"strings"
-)
-
 // Person filters as a set of persons. A series whose only use of persons
 // is conditions on person properties ANDed to the rest need not join
 // every person to its events: the persons passing them form a set, and
@@ -102,41 +96,29 @@ func (f *PropertyFilter) matchesMissingPerson() (match, known bool) {
 	return match != f.Negation, true
 }
 
-// personColumnRef is how sql refers to the person join's columns.
-var personColumnRef = regexp.MustCompile(`pp\.pp_[0-9]+`)
-
-// personRowSQL renders a person-only filter over one row of persons (its
-// properties column) instead of the person join's columns. The person
-// expressions it registers in b are dropped again, so that a person join
-// elsewhere in the statement does not carry them.
-func personRowSQL(f *PropertyFilter, b *binder) string {
-	n := len(b.personCols)
-	s := f.sql(b)
-	cols := append([]string(nil), b.personCols...)
-	b.personCols = b.personCols[:n]
-	return personColumnRef.ReplaceAllStringFunc(s, func(ref string) string {
-		i, _ := strconv.Atoi(strings.TrimPrefix(ref, "pp.pp_"))
-		return "(" + cols[i] + ")"
-	})
+// personRowSQL renders a person-only filter over one row of persons: its
+// properties column read directly, not through the person join.
+func (s *eventSource) personRowSQL(f *PropertyFilter) string {
+	return f.sql(&scope{binder: s.binder, person: func(expr string) string { return "(" + expr + ")" }})
 }
 
 // personSetCond is the WHERE condition keeping the events whose person
-// (personID) passes the person-only filter f, without the person join.
-// f must be one that canBePersonSet. FINAL keeps each person's row of the
-// highest version (the table is a ReplacingMergeTree by version) before
-// WHERE filters, as the join's argMax does: on merged parts it costs
-// next to nothing (95 ms for 1M persons, against 145 ms grouping by id),
-// on unmerged ones about what grouping does. The conditions must stay in
+// passes the person-only filter f, without the person join. f must be
+// one that canBePersonSet. FINAL keeps each person's row of the highest
+// version (the table is a ReplacingMergeTree by version) before WHERE
+// filters, as the join's argMax does: on merged parts it costs next to
+// nothing (95 ms for 1M persons, against 145 ms grouping by id), on
+// unmerged ones about what grouping does. The conditions must stay in
 // WHERE: a PREWHERE would filter before FINAL.
-func personSetCond(f *PropertyFilter, b *binder, personID string) string {
+func (s *eventSource) personSetCond(f *PropertyFilter) string {
 	missing, _ := f.matchesMissingPerson()
-	row, in := "("+personRowSQL(f, b)+")", "IN"
+	row, in := "("+s.personRowSQL(f)+")", "IN"
 	if missing {
 		// Persons without a live row pass: drop the live ones that fail.
 		row, in = "NOT "+row, "NOT IN"
 	}
-	return personID + " " + in + " (\n" +
-		"      SELECT id FROM persons FINAL\n" +
+	return s.personID() + " " + in + " (\n" +
+		"      SELECT id FROM " + s.schema.Persons + " FINAL\n" +
 		"      WHERE team_id = {team:Int64} AND is_deleted = 0 AND " + row + "\n  )"
 }
 

@@ -151,11 +151,11 @@ VALUES ({team:Int64}, {old:UUID}, {new:UUID}, 1)`, map[string]any{"team": team, 
 					if err != nil {
 						t.Fatal(err)
 					}
-					q, err := querybuilder.ParseTrends(p, querybuilder.Project{ID: team, Timezone: "UTC", NoPersonOverrides: !overrides}, day)
+					q, err := querybuilder.ParseTrends(p, querybuilder.Env{Project: querybuilder.Project{ID: team, Timezone: "UTC"}, Now: day})
 					if err != nil {
 						t.Fatal(err)
 					}
-					stmt, err := querybuilder.BuildTrends(q)
+					stmt, err := querybuilder.BuildTrends(q, querybuilder.Facts{NoPersonOverrides: !overrides})
 					if err != nil {
 						t.Fatal(err)
 					}

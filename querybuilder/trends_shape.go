@@ -30,6 +30,48 @@ type TrendSeries struct {
 	PersonsURLs     []map[string]string `json:"persons_urls"`
 }
 
+// TrendsResult is a trends analysis' series.
+type TrendsResult []TrendSeries
+
+// Table implements Result: one row per series (its label), one column
+// per point (the first series' labels, else its days); aggregated
+// displays have one value column instead.
+func (r TrendsResult) Table() ([]string, [][]string) {
+	header := []string{"series"}
+	aggregated := len(r) > 0 && r[0].AggregatedValue != nil
+	switch {
+	case aggregated:
+		header = append(header, "value")
+	case len(r) > 0:
+		labels := r[0].Labels
+		if len(labels) == 0 {
+			labels = r[0].Days
+		}
+		header = append(header, labels...)
+	}
+	rows := make([][]string, len(r))
+	for k, s := range r {
+		row := []string{s.Label}
+		if aggregated {
+			row = append(row, numberCell(s.AggregatedValue))
+		}
+		for _, d := range s.Data {
+			row = append(row, numberCell(&d))
+		}
+		rows[k] = row
+	}
+	return header, rows
+}
+
+// numberCell is a number as a CSV cell, without exponent or trailing
+// zeros; nil is empty.
+func numberCell(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
 type cell struct {
 	series, period int
 	breakdown      string
@@ -40,7 +82,7 @@ type cell struct {
 // zero-filled buckets, breakdown series by volume, the previous period
 // after the current one with compare, the formula in place of the series
 // when there is one.
-func ShapeTrends(q *TrendsQuery, rows [][]any) ([]TrendSeries, error) {
+func ShapeTrends(q *TrendsQuery, rows [][]any) (TrendsResult, error) {
 	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() {
 		return nil, fmt.Errorf("querybuilder: ShapeTrends needs a request that ParseTrends validated")
 	}
@@ -246,9 +288,9 @@ func (sh *shaper) breakdownValues(series []int) []string {
 	return out
 }
 
-func (sh *shaper) shape() []TrendSeries {
+func (sh *shaper) shape() TrendsResult {
 	q := sh.q
-	out := []TrendSeries{}
+	out := TrendsResult{}
 	if q.formula != nil {
 		all := make([]int, len(q.Series))
 		for i := range all {

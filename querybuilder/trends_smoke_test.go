@@ -40,11 +40,11 @@ func TestEveryTrendsStatementRunsOnTheEngine(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					q, err := querybuilder.ParseTrends(params, querybuilder.Project{ID: team, Timezone: "Europe/Berlin", WeekStartDay: 1}, now)
+					q, err := querybuilder.ParseTrends(params, querybuilder.Env{Project: querybuilder.Project{ID: team, Timezone: "Europe/Berlin", WeekStartDay: 1}, Now: now})
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					stmt, err := querybuilder.BuildTrends(q)
+					stmt, err := querybuilder.BuildTrends(q, querybuilder.Facts{})
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}

@@ -2,7 +2,6 @@ package querybuilder
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -18,40 +17,31 @@ var trendsColumns = []string{"series", "period", "breakdown", "bucket", "value"}
 // series is a subquery of one UNION ALL, each with its breakdown's top
 // values as an IN subquery, so a request is one round trip however many
 // series it has.
-func BuildTrends(q *TrendsQuery) (Statement, error) {
+func BuildTrends(q *TrendsQuery, f Facts) (Statement, error) {
 	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() || len(q.Series) == 0 {
 		return Statement{}, errors.New("querybuilder: BuildTrends needs a request that ParseTrends validated")
 	}
-	tb := &trendsBuilder{q: q, b: newBinder()}
-	tb.b.named("team", "Int64", q.Project.ID)
-	tb.b.named("tz", "String", q.clock.loc.String())
-	tb.cur = span{tb.b.named("date_from", typeTime, q.Range.From.UTC()), tb.b.named("date_to", typeTime, q.Range.To.UTC())}
+	if err := q.applyFacts(f); err != nil {
+		return Statement{}, err
+	}
+	tb := &trendsBuilder{q: q, s: newEventSource(&q.Common, f)}
+	tb.cur = tb.s.rangeSpan()
 	if q.Compare {
 		p := q.Range.previous()
-		tb.prev = &span{tb.b.named("prev_date_from", typeTime, p.From.UTC()), tb.b.named("prev_date_to", typeTime, p.To.UTC())}
+		tb.prev = &span{tb.s.named("prev_date_from", typeTime, p.From.UTC()), tb.s.named("prev_date_to", typeTime, p.To.UTC())}
 	}
 	parts := make([]string, len(q.Series))
 	for i, e := range q.Series {
 		parts[i] = tb.series(i, e)
 	}
-	sql := "SELECT " + strings.Join(trendsColumns, ", ") + "\nFROM (\n" + indent(strings.Join(parts, "\nUNION ALL\n")) + "\n)"
-	sql = insertPersonJoin(sql, tb.b, eventPersonID(q.Project))
-	return Statement{SQL: sql, Params: tb.b.params}, nil
+	return tb.s.statement("SELECT " + strings.Join(trendsColumns, ", ") + "\nFROM (\n" + indent(strings.Join(parts, "\nUNION ALL\n")) + "\n)"), nil
 }
 
 type trendsBuilder struct {
-	q        *TrendsQuery
-	b        *binder
-	cur      span
-	prev     *span
-	weekMode string
-}
-
-// span is a closed time range as two placeholders.
-type span struct{ from, to string }
-
-func (s span) sql() string {
-	return "e.timestamp >= " + s.from + " AND e.timestamp <= " + s.to
+	q    *TrendsQuery
+	s    *eventSource
+	cur  span
+	prev *span
 }
 
 // timeCond is the WHERE condition of the current period, or of both.
@@ -70,24 +60,27 @@ func (tb *trendsBuilder) period(currentFrom string) string {
 	return "if(e.timestamp >= " + currentFrom + ", 0, 1)"
 }
 
-// groupColumns are the events' materialized $group_N columns.
-var groupColumns = [maxGroupTypeIndex + 1]string{"e.mat_group_0", "e.mat_group_1", "e.mat_group_2", "e.mat_group_3", "e.mat_group_4"}
-
-// actor is what distinct counts count for a series, and the condition
-// that keeps only events that have one; person is true when it is the
-// event's person (which needs EventPersonJoin).
-func (tb *trendsBuilder) actor(e Entity) (expr, cond string, person bool) {
+// actorColumn is what distinct counts count for a series when it is not
+// the event's person: sessions, or a group type's groups; "" for persons.
+func (q *TrendsQuery) actorColumn(e Entity) string {
 	switch {
 	case e.Math == "unique_session":
-		return "e.mat_session_id", "e.mat_session_id != ''", false
+		return "e.mat_session_id"
 	case e.Math == "unique_group":
-		c := groupColumns[e.MathGroupTypeIndex]
-		return c, c + " != ''", false
-	case tb.q.AggregationGroupTypeIndex > 0:
-		c := groupColumns[tb.q.AggregationGroupTypeIndex]
-		return c, c + " != ''", false
+		return groupColumns[e.MathGroupTypeIndex]
+	case q.AggregationGroupTypeIndex > 0:
+		return groupColumns[q.AggregationGroupTypeIndex]
 	}
-	return eventPersonID(tb.q.Project), "", true
+	return ""
+}
+
+// actor is what distinct counts count for a series: the actor column
+// (kept only where an event has one), else the event's person.
+func (tb *trendsBuilder) actor(e Entity) string {
+	if c := tb.q.actorColumn(e); c != "" {
+		return c
+	}
+	return tb.s.personID()
 }
 
 func needsActor(math string) bool {
@@ -96,16 +89,24 @@ func needsActor(math string) bool {
 	return distinctMath[math] || active || perActor
 }
 
-// source is a series' FROM and WHERE (without the time condition).
-// filterFrom leaves out the person override join when only the actor
-// needed it, for the breakdown's top values, which count events.
+// source is how a series reads its events: the joins, the joins of its
+// breakdown's top values (filterRead: without the override join when
+// only the actor needed it, as the top values count events), and the
+// conditions besides time.
 type source struct {
-	from, filterFrom string
+	read, filterRead joins
 	where            []string
 }
 
-func (tb *trendsBuilder) source(e Entity) source {
-	q := tb.q
+// seriesPlan is what a series' read of events is decided by, before any
+// SQL is written.
+type seriesPlan struct {
+	filters, personSet *PropertyFilter
+	read, filterRead   joins
+	actorCond          string
+}
+
+func (q *TrendsQuery) plan(e Entity) seriesPlan {
 	filters := andFilters(q.Properties, q.TestAccounts, e.Properties)
 	personBreakdown := q.Breakdown != nil && q.Breakdown.Type == "person"
 	// Person-only conditions become a set of persons (personSetCond)
@@ -118,99 +119,66 @@ func (tb *trendsBuilder) source(e Entity) source {
 	overrides := persons || personSet != nil
 	var actorCond string
 	if needsActor(e.Math) {
-		var isPerson bool
-		_, actorCond, isPerson = tb.actor(e)
-		overrides = overrides || isPerson
+		if c := q.actorColumn(e); c != "" {
+			actorCond = c + " != ''"
+		} else {
+			overrides = true
+		}
 	}
 	// The person joins are there only when a series reads persons: a
 	// total count of events does not depend on who did them, and the
 	// joins would cost it a hash lookup per event.
-	s := source{from: "events AS e", filterFrom: "events AS e"}
-	if overrides && !q.Project.NoPersonOverrides {
-		s.from += "\n" + EventPersonJoin
-	}
-	if persons {
-		s.from += "\n" + personJoinMarker
-	}
+	p := seriesPlan{filters: filters, personSet: personSet, read: joins{overrides: overrides, persons: persons}, actorCond: actorCond}
 	if persons || personSet != nil {
-		s.filterFrom = s.from
+		p.filterRead = p.read
 	}
-	s.where = []string{"e.team_id = {team:Int64}"}
-	if !e.AllEvents {
-		s.where = append(s.where, "e.event = "+tb.b.str(e.ID))
+	return p
+}
+
+func (tb *trendsBuilder) source(e Entity) source {
+	p := tb.q.plan(e)
+	src := source{read: p.read, filterRead: p.filterRead, where: []string{"e.team_id = {team:Int64}"}}
+	if c := tb.s.eventIs(e); c != "" {
+		src.where = append(src.where, c)
 	}
-	if c := filters.sql(tb.b); c != "" {
-		s.where = append(s.where, c)
+	if c := tb.s.cond(p.filters); c != "" {
+		src.where = append(src.where, c)
 	}
-	if personSet != nil {
-		s.where = append(s.where, personSetCond(personSet, tb.b, eventPersonID(q.Project)))
+	if p.personSet != nil {
+		src.where = append(src.where, tb.s.personSetCond(p.personSet))
 	}
-	if actorCond != "" {
-		s.where = append(s.where, actorCond)
+	if p.actorCond != "" {
+		src.where = append(src.where, p.actorCond)
 	}
-	return s
+	return src
 }
 
 // selectFrom is SELECT cols FROM the source WHERE its conditions and t.
-func (s source) selectFrom(cols []string, t string) string {
-	where := append(append([]string{}, s.where...), t)
-	for i, c := range cols {
-		cols[i] = strings.ReplaceAll(c, "\n", "\n    ")
-	}
-	return "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM " + s.from + "\nWHERE " + strings.Join(where, "\n  AND ")
+func (tb *trendsBuilder) selectFrom(src source, cols []string, t string) string {
+	return tb.s.selectFrom(cols, src.read, append(append([]string{}, src.where...), t))
 }
 
 // breakdown is the series' breakdown column: the value when it is among
 // the series' top values by event count over the current period, else
 // BreakdownOther. Ties go to the smaller value, so results are stable.
-func (tb *trendsBuilder) breakdown(s source) string {
+func (tb *trendsBuilder) breakdown(src source) string {
 	bd := tb.q.Breakdown
 	if bd == nil {
 		return "''"
 	}
-	x := bd.valueSQL(tb.b)
-	s.from = s.filterFrom
-	top := s.selectFrom([]string{x + " AS breakdown_value"}, tb.timeCond(false)) +
+	x := bd.valueSQL(&tb.s.scope)
+	src.read = src.filterRead
+	top := tb.selectFrom(src, []string{x + " AS breakdown_value"}, tb.timeCond(false)) +
 		"\nGROUP BY breakdown_value\nORDER BY count() DESC, breakdown_value\nLIMIT " +
-		tb.b.named("breakdown_limit", "UInt32", bd.Limit)
-	return "if(" + x + " IN (\n" + indent(top) + "\n), " + x + ", " + tb.b.named("breakdown_other", "String", BreakdownOther) + ")"
+		tb.s.named("breakdown_limit", "UInt32", bd.Limit)
+	return "if(" + x + " IN (\n" + indent(top) + "\n), " + x + ", " + tb.s.named("breakdown_other", "String", BreakdownOther) + ")"
 }
 
-// bucket is an event's bucket in the project's timezone, typed: a Date
-// for day, week and month, the hour's start instant for hours.
-func (tb *trendsBuilder) bucket() string {
-	tz := "{tz:String}"
-	switch tb.q.Interval {
-	case IntervalHour:
-		return "toStartOfHour(e.timestamp, " + tz + ")"
-	case IntervalWeek:
-		return "toStartOfWeek(e.timestamp, " + tb.weekModeParam() + ", " + tz + ")"
-	case IntervalMonth:
-		return "toStartOfMonth(e.timestamp, " + tz + ")"
-	}
-	return "toDate(e.timestamp, " + tz + ")"
-}
-
-// weekModeParam is toStartOfWeek's mode: 0 weeks start on Sunday, 1 on
-// Monday (the project's week_start_day).
-func (tb *trendsBuilder) weekModeParam() string {
-	if tb.weekMode == "" {
-		mode := 0
-		if tb.q.clock.weekStart == time.Monday {
-			mode = 1
-		}
-		tb.weekMode = tb.b.named("week_mode", "UInt8", mode)
-	}
-	return tb.weekMode
-}
+// bucket is an event's bucket (eventSource.bucket).
+func (tb *trendsBuilder) bucket() string { return tb.s.bucket(tb.q.Interval, "e.timestamp") }
 
 // bucketKey renders a typed bucket column as Bucket.Key.
-func (tb *trendsBuilder) bucketKey(col string) string {
-	if tb.q.Interval == IntervalHour {
-		return "formatDateTime(" + col + ", '%Y-%m-%d %H:%i:%S', 'UTC')"
-	}
-	return "toString(" + col + ")"
-}
+func (tb *trendsBuilder) bucketKey(col string) string { return bucketKey(tb.q.Interval, col) }
 
 // aggregate applies a property or per-actor math's function to arg; an
 // empty bucket or one without numbers is 0.
@@ -228,16 +196,16 @@ func aggregate(math, arg string) string {
 // series is one entity's subquery.
 func (tb *trendsBuilder) series(i int, e Entity) string {
 	q := tb.q
-	s := tb.source(e)
+	src := tb.source(e)
 	idx := strconv.Itoa(i)
 	if days, ok := activeMath[e.Math]; ok {
 		if q.timeSeries() {
-			return tb.activeSeries(idx, e, s, days)
+			return tb.activeSeries(idx, e, src, days)
 		}
-		return tb.activeAggregate(idx, e, s, days)
+		return tb.activeAggregate(idx, e, src, days)
 	}
 	if q.Breakdown != nil && (e.Math == "total" || e.Math == "sum") {
-		return tb.additiveBreakdown(idx, e, s)
+		return tb.additiveBreakdown(idx, e, src)
 	}
 	// Only what varies is grouped by: a constant period or breakdown as
 	// a grouping key would cost the engine its fast fixed-width hashing.
@@ -254,21 +222,20 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 		period = "period"
 	}
 	if q.Breakdown != nil {
-		cols = append(cols, tb.breakdown(s)+" AS breakdown")
+		cols = append(cols, tb.breakdown(src)+" AS breakdown")
 		group = append(group, "breakdown")
 		breakdown = "breakdown"
 	}
 	if needsActor(e.Math) {
-		a, _, _ := tb.actor(e)
-		cols = append(cols, a+" AS actor")
+		cols = append(cols, tb.actor(e)+" AS actor")
 	}
 	if _, ok := propertyMath[e.Math]; ok {
-		cols = append(cols, "toFloat64OrNull("+propertyText("event", e.MathProperty, tb.b)+") AS v")
+		cols = append(cols, "toFloat64OrNull("+propertyText(&tb.s.scope, "event", e.MathProperty)+") AS v")
 	}
 	if len(cols) == 0 {
 		cols = append(cols, "1 AS one") // a total over the whole range reads no column
 	}
-	inner := s.selectFrom(cols, tb.timeCond(true))
+	inner := tb.selectFrom(src, cols, tb.timeCond(true))
 	head := "SELECT " + idx + " AS series, " + period + " AS period, " + breakdown + " AS breakdown, "
 	switch _, perActor := perActorMath[e.Math]; {
 	case perActor:
@@ -300,7 +267,7 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 // small grouped result) and all but the top ones add up into "other".
 // Maths that do not add up (distinct counts, quantiles) cannot fold
 // after grouping; they choose the top values first (breakdown).
-func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, s source) string {
+func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, src source) string {
 	q := tb.q
 	var cols, group []string
 	bucketOut, period := "''", "0"
@@ -321,46 +288,22 @@ func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, s source) strin
 	// its LowCardinality type as the key, so grouping hashes dictionary
 	// indexes, and the replacement is not computed per event (together
 	// 12% of the 100M-event $browser breakdown).
-	cols = append(cols, propertyText(q.Breakdown.Type, q.Breakdown.Property, tb.b)+" AS breakdown_raw")
+	cols = append(cols, propertyText(&tb.s.scope, q.Breakdown.Type, q.Breakdown.Property)+" AS breakdown_raw")
 	group = append(group, "breakdown_raw")
 	sums, value := "count() AS c", "toFloat64(sum(c))"
 	if e.Math == "sum" {
-		cols = append(cols, "toFloat64OrNull("+propertyText("event", e.MathProperty, tb.b)+") AS v")
+		cols = append(cols, "toFloat64OrNull("+propertyText(&tb.s.scope, "event", e.MathProperty)+") AS v")
 		sums, value = "count() AS c, sum(v) AS s", aggregate("sum", "s")
 	}
-	grouped := "SELECT " + strings.Join(group, ", ") + ", " + sums + "\nFROM (\n" + indent(s.selectFrom(cols, tb.timeCond(true))) + "\n)" + groupBy(group)
-	named := "SELECT *, " + nullBreakdown("breakdown_raw", tb.b) + " AS breakdown_value\nFROM (\n" + indent(grouped) + "\n)"
+	grouped := "SELECT " + strings.Join(group, ", ") + ", " + sums + "\nFROM (\n" + indent(tb.selectFrom(src, cols, tb.timeCond(true))) + "\n)" + groupBy(group)
+	named := "SELECT *, " + nullBreakdown("breakdown_raw", tb.s.binder) + " AS breakdown_value\nFROM (\n" + indent(grouped) + "\n)"
 	withVolume := "SELECT *, " + volume + " OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n" + indent(named) + "\n)"
 	ranked := "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" + indent(withVolume) + "\n)"
-	fold := "if(volume > 0 AND value_rank <= " + tb.b.named("breakdown_limit", "UInt32", q.Breakdown.Limit) + ", breakdown_value, " +
-		tb.b.named("breakdown_other", "String", BreakdownOther) + ")"
+	fold := "if(volume > 0 AND value_rank <= " + tb.s.named("breakdown_limit", "UInt32", q.Breakdown.Limit) + ", breakdown_value, " +
+		tb.s.named("breakdown_other", "String", BreakdownOther) + ")"
 	outer := append(group[:len(group)-1:len(group)-1], "breakdown")
 	return "SELECT " + idx + " AS series, " + period + " AS period, " + fold + " AS breakdown, " + bucketOut + " AS bucket, " + value +
 		" AS value\nFROM (\n" + indent(ranked) + "\n)" + groupBy(outer)
-}
-
-// insertPersonJoin writes the person join where the marker stands, at
-// the marker's indentation.
-func insertPersonJoin(sql string, b *binder, personID string) string {
-	if !strings.Contains(sql, personJoinMarker) {
-		return sql
-	}
-	join := personJoinSQL(b, personID)
-	lines := strings.Split(sql, "\n")
-	for i, l := range lines {
-		if k := strings.Index(l, personJoinMarker); k >= 0 {
-			lines[i] = l[:k] + strings.ReplaceAll(join, "\n", "\n"+l[:k])
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-// groupBy is a GROUP BY clause, or nothing for no keys (one row).
-func groupBy(keys []string) string {
-	if len(keys) == 0 {
-		return ""
-	}
-	return "\nGROUP BY " + strings.Join(keys, ", ")
 }
 
 // activeSeries answers weekly/monthly active actors per bucket: those
@@ -373,7 +316,7 @@ func groupBy(keys []string) string {
 // edges, summed per unit: a few rows per unit of the range. ShapeTrends
 // adds them up to each bucket's last unit (activeDeltas). Both periods of
 // compare read the same changes.
-func (tb *trendsBuilder) activeSeries(idx string, e Entity, s source, days int) string {
+func (tb *trendsBuilder) activeSeries(idx string, e Entity, src source, days int) string {
 	q, c := tb.q, tb.q.clock
 	first := q.Range
 	if q.Compare {
@@ -386,14 +329,13 @@ func (tb *trendsBuilder) activeSeries(idx string, e Entity, s source, days int) 
 		unit, width = "toStartOfHour(e.timestamp, {tz:String})", strconv.Itoa(days*24*3600) // DateTime's in seconds
 		from = firstStart.Add(-time.Duration(24*days) * time.Hour)
 	}
-	window := span{tb.b.named("active_from", typeTime, from.UTC()), tb.cur.to}
-	actor, _, _ := tb.actor(e)
-	cols, keys, breakdown, edgeCols := []string{"DISTINCT " + unit + " AS u", actor + " AS actor"}, []string{"actor"}, "''", ""
+	window := span{tb.s.named("active_from", typeTime, from.UTC()), tb.cur.to}
+	cols, keys, breakdown, edgeCols := []string{"DISTINCT " + unit + " AS u", tb.actor(e) + " AS actor"}, []string{"actor"}, "''", ""
 	if q.Breakdown != nil {
-		cols = append(cols, tb.breakdown(s)+" AS breakdown")
+		cols = append(cols, tb.breakdown(src)+" AS breakdown")
 		keys, breakdown, edgeCols = append(keys, "breakdown"), "breakdown", "breakdown, "
 	}
-	pairs := s.selectFrom(cols, window.sql())
+	pairs := tb.selectFrom(src, cols, window.sql())
 	islands := "SELECT " + strings.Join(keys, ", ") + ", arraySort(groupArray(u)) AS us,\n" +
 		"    arrayFilter((x, i) -> i = 1 OR x - us[i - 1] >= " + width + ", us, arrayEnumerate(us)) AS starts,\n" +
 		"    arrayFilter((x, i) -> i = length(us) OR us[i + 1] - x >= " + width + ", us, arrayEnumerate(us)) AS lasts\n" +
@@ -411,53 +353,17 @@ func (tb *trendsBuilder) activeSeries(idx string, e Entity, s source, days int) 
 // activeAggregate is weekly/monthly active users as one number: the
 // actors active in the `days` days ending at the range's end (and at the
 // previous period's end with compare).
-func (tb *trendsBuilder) activeAggregate(idx string, e Entity, s source, days int) string {
+func (tb *trendsBuilder) activeAggregate(idx string, e Entity, src source, days int) string {
 	q, c := tb.q, tb.q.clock
 	windowStart := func(end time.Time) time.Time { return c.shift(c.startOf('d', end), 'd', -(days - 1)) }
-	cur := span{tb.b.named("active_from", typeTime, windowStart(q.Range.To).UTC()), tb.cur.to}
+	cur := span{tb.s.named("active_from", typeTime, windowStart(q.Range.To).UTC()), tb.cur.to}
 	t := cur.sql()
 	if q.Compare {
 		p := q.Range.previous()
-		prev := span{tb.b.named("prev_active_from", typeTime, windowStart(p.To).UTC()), tb.prev.to}
+		prev := span{tb.s.named("prev_active_from", typeTime, windowStart(p.To).UTC()), tb.prev.to}
 		t = "((" + prev.sql() + ") OR (" + t + "))"
 	}
-	a, _, _ := tb.actor(e)
-	inner := s.selectFrom([]string{tb.period(cur.from) + " AS period", tb.breakdown(s) + " AS breakdown", a + " AS actor"}, t)
+	inner := tb.selectFrom(src, []string{tb.period(cur.from) + " AS period", tb.breakdown(src) + " AS breakdown", tb.actor(e) + " AS actor"}, t)
 	return "SELECT " + idx + " AS series, period, breakdown, '' AS bucket, toFloat64(uniqExact(actor)) AS value\nFROM (\n" +
 		indent(inner) + "\n)\nGROUP BY period, breakdown"
-}
-
-// indent shifts a subquery right, so that generated SQL reads as nested.
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
-}
-
-// Limits are the engine settings every analysis runs under.
-type Limits struct {
-	// MaxExecutionTime stops a query that runs longer (seconds; 0: none).
-	MaxExecutionTime int
-	// MaxMemoryUsage stops a query that needs more memory (bytes; 0: none).
-	MaxMemoryUsage int64
-	// MaxResultRows refuses a result with more rows (0: none).
-	MaxResultRows int64
-}
-
-// WithLimits returns stmt with a SETTINGS clause applying the limits.
-// They are the server's configuration, never request values, and
-// ClickHouse takes settings only as literals.
-func WithLimits(stmt Statement, l Limits) Statement {
-	var set []string
-	if l.MaxExecutionTime > 0 {
-		set = append(set, fmt.Sprintf("max_execution_time = %d", l.MaxExecutionTime))
-	}
-	if l.MaxMemoryUsage > 0 {
-		set = append(set, fmt.Sprintf("max_memory_usage = %d", l.MaxMemoryUsage))
-	}
-	if l.MaxResultRows > 0 {
-		set = append(set, fmt.Sprintf("max_result_rows = %d", l.MaxResultRows), "result_overflow_mode = 'throw'")
-	}
-	if len(set) > 0 {
-		stmt.SQL = strings.TrimSpace(stmt.SQL) + "\nSETTINGS " + strings.Join(set, ", ")
-	}
-	return stmt
 }

@@ -16,7 +16,7 @@ func parseTrends(t *testing.T, body string, project Project) (*TrendsQuery, erro
 	if project.ID == 0 {
 		project.ID = 42
 	}
-	return ParseTrends(p, project, testNow)
+	return ParseTrends(p, Env{Project: project, Now: testNow})
 }
 
 func TestTrendsDefaults(t *testing.T) {

@@ -169,7 +169,7 @@ func main() {
 	env := loaded.Start("funnelload", f)
 	defer env.Close()
 	ctx := context.Background()
-	engine, qp, from, to, runs, days, project := env.Engine, env.Project, env.From, env.To, f.Runs, f.Days, f.Project
+	engine, from, to, runs, days, project := env.Engine, env.From, env.To, f.Runs, f.Days, f.Project
 	base, client := env.InsightsURL, env.Client
 	params := map[string]any{"team": *project, "from": from, "to": to}
 
@@ -193,10 +193,10 @@ func main() {
 		r := &runner{c: c, http: way{name: "HTTP"}, gen: way{name: "generated"}, plain: way{name: "windowFunnel"},
 			floor: way{name: "floor"}, floorRows: way{name: "floor, rows returned"}, cached: way{name: "HTTP, cached"}}
 		r.body, _ = json.Marshal(c.filter)
-		if stmt, err := generated(ctx, engine, r.body, qp, c.endpoint == "timing"); err != nil {
+		if stmt, err := env.Generated(ctx, c.endpoint, r.body); err != nil {
 			r.gen.na = err.Error()
 		} else {
-			r.genStmt = querybuilder.WithLimits(stmt, querybuilder.Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000})
+			r.genStmt = stmt
 		}
 		url := base + c.endpoint + "/"
 		r.runHTTP = func(w *way, query string) {
@@ -367,39 +367,6 @@ func main() {
 func literalFloor(wrapped string) string {
 	inner := strings.TrimPrefix(wrapped, "SELECT count(), sum(c) FROM (")
 	return strings.TrimSuffix(inner, ")")
-}
-
-// generated returns the statement the endpoint runs for body (insights/
-// funnel, or insights/timing when timing is set); an error says why there
-// is none.
-func generated(ctx context.Context, engine olap.Engine, body []byte, qp querybuilder.Project, timing bool) (querybuilder.Statement, error) {
-	params, err := querybuilder.ParseBody(body)
-	if err != nil {
-		return querybuilder.Statement{}, err
-	}
-	parse := querybuilder.ParseFunnel
-	if timing {
-		parse = querybuilder.ParseTiming
-	}
-	q, err := parse(params, qp, time.Now())
-	if err != nil {
-		return querybuilder.Statement{}, err
-	}
-	stmt, err := querybuilder.BuildFunnel(q)
-	if err != nil {
-		return querybuilder.Statement{}, err
-	}
-	if strings.Contains(stmt.SQL, "person_overrides") { // as the endpoint does
-		rows, err := engine.Query(ctx, querybuilder.PersonOverridesStatement(qp.ID))
-		if err != nil {
-			return querybuilder.Statement{}, err
-		}
-		if len(rows.Data) == 0 {
-			q.Project.NoPersonOverrides = true
-			return querybuilder.BuildFunnel(q)
-		}
-	}
-	return stmt, nil
 }
 
 // httpSteps reads an HTTP result into person counts per step by breakdown

@@ -111,7 +111,8 @@ func (e *Env) serve(ctx context.Context, log *slog.Logger, project int64) error 
 	if err != nil {
 		return err
 	}
-	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second}
+	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second,
+		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
 	srvCtx, stop := context.WithCancel(ctx)
 	go api.New(cfg, log, e.Store, e.Engine).Serve(srvCtx, ln) //nolint:errcheck // stopped by Close
 	e.close = append(e.close, stop)
@@ -120,6 +121,33 @@ func (e *Env) serve(ctx context.Context, log *slog.Logger, project int64) error 
 }
 
 // Close stops the server and closes the store and the engine.
+// Generated is the statement the endpoint of analysis kind runs for
+// body, with the facts it reads from the engine and the server's default
+// limits.
+func (e *Env) Generated(ctx context.Context, kind string, body []byte) (querybuilder.Statement, error) {
+	k, ok := querybuilder.ByName(kind)
+	if !ok {
+		return querybuilder.Statement{}, fmt.Errorf("no analysis kind %q", kind)
+	}
+	params, err := querybuilder.ParseBody(body)
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	q, err := k.Parse(params, querybuilder.Env{Project: e.Project, Now: time.Now()})
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	f, err := olap.ReadFacts(ctx, e.Engine, querybuilder.DefaultSchema(), e.Project.ID, q.Needs())
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	stmt, err := q.Build(f)
+	if err != nil {
+		return querybuilder.Statement{}, err
+	}
+	return querybuilder.WithLimits(stmt, querybuilder.DefaultLimits()), nil
+}
+
 func (e *Env) Close() {
 	for i := len(e.close) - 1; i >= 0; i-- {
 		e.close[i]()

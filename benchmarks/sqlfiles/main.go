@@ -43,7 +43,7 @@ func main() {
 	flag.Parse()
 	if *write != "" {
 		for _, f := range flag.Args() {
-			loaded.Check(writeFunnel(f, *write, querybuilder.Project{ID: *project, NoPersonOverrides: !*overrides}))
+			loaded.Check(writeFunnel(f, *write, querybuilder.Project{ID: *project}, querybuilder.Facts{NoPersonOverrides: !*overrides}))
 		}
 		return
 	}
@@ -107,7 +107,7 @@ func main() {
 // writeFunnel writes the statement of the funnel request body in file to
 // dir: NAME.sql and NAME.params.json, every parameter in the text form
 // the engine parses (strings as they are).
-func writeFunnel(file, dir string, project querybuilder.Project) error {
+func writeFunnel(file, dir string, project querybuilder.Project, facts querybuilder.Facts) error {
 	body, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -116,11 +116,11 @@ func writeFunnel(file, dir string, project querybuilder.Project) error {
 	if err != nil {
 		return err
 	}
-	q, err := querybuilder.ParseFunnel(p, project, time.Now())
+	q, err := querybuilder.ParseFunnel(p, querybuilder.Env{Project: project, Now: time.Now()})
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	st, err := querybuilder.BuildFunnel(q)
+	st, err := querybuilder.BuildFunnel(q, facts)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/insightd/insightd/benchmarks/loaded"
@@ -61,7 +60,7 @@ func main() {
 	env := loaded.Start("trendload", f)
 	defer env.Close()
 	ctx := context.Background()
-	engine, qp, from, to, runs, days, project := env.Engine, env.Project, env.From, env.To, f.Runs, f.Days, f.Project
+	engine, from, to, runs, days, project := env.Engine, env.From, env.To, f.Runs, f.Days, f.Project
 	url, client := env.InsightsURL+"trend/", env.Client
 	const uncached = "?refresh=true" // the analysis endpoint recomputes
 
@@ -70,22 +69,8 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, tc := range cases(from, to) {
 		body, _ := json.Marshal(tc.filter)
-		params, err := querybuilder.ParseBody(body)
+		stmt, err := env.Generated(ctx, "trends", body) // as the endpoint runs it
 		loaded.Check(err)
-		q, err := querybuilder.ParseTrends(params, qp, time.Now())
-		loaded.Check(err)
-		stmt, err := querybuilder.BuildTrends(q)
-		loaded.Check(err)
-		if strings.Contains(stmt.SQL, "person_overrides") { // as the endpoint does
-			rows, err := engine.Query(ctx, querybuilder.PersonOverridesStatement(*project))
-			loaded.Check(err)
-			if len(rows.Data) == 0 {
-				q.Project.NoPersonOverrides = true
-				stmt, err = querybuilder.BuildTrends(q)
-				loaded.Check(err)
-			}
-		}
-		stmt = querybuilder.WithLimits(stmt, querybuilder.Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000})
 		hand := querybuilder.Statement{SQL: tc.hand, Params: map[string]any{"team": *project, "from": from, "to": to}}
 
 		var httpTotal, genTotal, handTotal float64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/pprof"
 	"time"
@@ -28,6 +29,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	// Analyses stop in the engine when the query timeout passes, not only
+	// in the client waiting for them.
+	acfg.Limits.MaxExecutionTime = int(math.Ceil(sf.olap.QueryTimeout.Seconds()))
 	if err := acfg.Validate(); err != nil {
 		return err
 	}

@@ -70,12 +70,6 @@ FROM (
                                                                     SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
                                                                     FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
                                                                 ) AS po ON e.person_id = po.old_person_id
-                                                                LEFT JOIN (
-                                                                    SELECT id,
-                                                                        argMax(JSONExtractString(properties, {p3:String}), version) AS pp_0
-                                                                    FROM persons WHERE team_id = {team:Int64}
-                                                                    GROUP BY id HAVING argMax(is_deleted, version) = 0
-                                                                ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
                                                                 WHERE e.team_id = {team:Int64}
                                                                   AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
                                                                   AND (e.event = {p1:String})

@@ -1,0 +1,86 @@
+package querybuilder
+
+// Schema names the tables analyses read. One value is handed in with the
+// environment, so that a deployment whose events live elsewhere (a
+// cluster's Distributed table, a database prefix) changes them in one
+// place rather than in every statement.
+type Schema struct {
+	// Events holds one row per captured event.
+	Events string
+	// Persons holds every person's versions (properties, deletion).
+	Persons string
+	// DistinctIDs maps each distinct id to its person, versioned.
+	DistinctIDs string
+	// Overrides maps merged-away persons to the person they merged into.
+	Overrides string
+	// EventUUIDs records the uuids of stored events (ingestion's
+	// deduplication).
+	EventUUIDs string
+}
+
+// DefaultSchema is the single-node layout migrations/clickhouse creates.
+func DefaultSchema() Schema {
+	return Schema{
+		Events:      "events",
+		Persons:     "persons",
+		DistinctIDs: "person_distinct_id",
+		Overrides:   "person_overrides",
+		EventUUIDs:  "event_uuids",
+	}
+}
+
+// orDefault is s, or the default layout when s was left empty (tests and
+// tools that do not care build requests with a zero Env).
+func (s Schema) orDefault() Schema {
+	if s.Events == "" {
+		return DefaultSchema()
+	}
+	return s
+}
+
+// overridesJoin resolves each event's person through the overrides of
+// merged persons (see eventSource.personID). It needs {team:Int64}. The
+// right side holds only merged persons of one project: small next to
+// events.
+func (s Schema) overridesJoin() string {
+	return `LEFT JOIN (
+    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+    FROM ` + s.Overrides + ` WHERE team_id = {team:Int64} GROUP BY old_person_id
+) AS po ON e.person_id = po.old_person_id`
+}
+
+// Events are stored with the person their distinct id belonged to when
+// they arrived. When two persons merge later ($identify, $create_alias,
+// $merge_dangerously of two existing persons), the merged-away person gets
+// a row in the overrides table instead of rewriting its events, so
+// analyses read events (aliased e) through EventPersonJoin and count
+// EventPersonID, the person the event belongs to now. They are the default
+// schema's, for tests and tools that write their own checks.
+var (
+	EventPersonJoin = DefaultSchema().overridesJoin()
+	EventPersonID   = mergedPersonID
+)
+
+// mergedPersonID is an event's person, given the overrides join.
+const mergedPersonID = `if(empty(po.override_person_id), e.person_id, po.override_person_id)`
+
+// PersonOverridesStatement answers one row when the project has merged
+// persons (Facts.NoPersonOverrides is false), none otherwise. It reads
+// the first granule of the project's overrides, in the table's order.
+func (s Schema) PersonOverridesStatement(projectID int64) Statement {
+	return Statement{
+		SQL:    `SELECT 1 FROM ` + s.orDefault().Overrides + ` WHERE team_id = {team:Int64} LIMIT 1`,
+		Params: map[string]any{"team": projectID},
+	}
+}
+
+// FirstEventStatement finds when a project's first event happened, which
+// date_from=all needs. It reads in the table's order (team, day), so it
+// touches only the first day's granules. No row means no events.
+func (s Schema) FirstEventStatement(projectID int64) Statement {
+	return Statement{
+		SQL: `SELECT timestamp FROM ` + s.orDefault().Events + ` WHERE team_id = {team:Int64}
+ORDER BY toDate(timestamp), timestamp LIMIT 1`,
+		Params: map[string]any{"team": projectID},
+	}
+}

@@ -1,0 +1,230 @@
+package querybuilder
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// eventSource is the one place that writes how a statement reads events:
+// the events table and its joins (merged persons, persons' current
+// properties), each event's person and the actor a statement counts, the
+// conditions that select an entity's events and property conditions, and
+// time buckets in the project's timezone. Every analysis kind reads
+// events through it, so a change in how events are read (actions,
+// cohorts, a cluster's tables) is made here once.
+//
+// What a read joins is decided from the request and the engine's facts
+// before any SQL is written: a FROM clause is written last, once the
+// conditions and columns of its SELECT have been compiled and have
+// registered the person properties they read.
+type eventSource struct {
+	c      *Common
+	facts  Facts
+	schema Schema
+	scope
+	// personCols are the person-level expressions read through the person
+	// join, as its columns pp_0, pp_1...
+	personCols []string
+	weekMode   string
+}
+
+// scope is how compiled expressions read values: every value bound as a
+// parameter, and person-level expressions (over a persons row's
+// properties) as the reader of persons sees them.
+type scope struct {
+	*binder
+	person func(expr string) string
+}
+
+// newEventSource starts a statement of request c: the team and timezone
+// parameters every event read uses are bound.
+func newEventSource(c *Common, f Facts) *eventSource {
+	s := &eventSource{c: c, facts: f, schema: c.Schema.orDefault()}
+	s.scope = scope{binder: newBinder(), person: s.personColumn}
+	s.named("team", "Int64", c.Project.ID)
+	s.named("tz", "String", c.clock.loc.String())
+	return s
+}
+
+// statement is the finished statement with the source's parameters.
+func (s *eventSource) statement(sql string) Statement {
+	return Statement{SQL: sql, Params: s.params}
+}
+
+// joins says what a read of events joins.
+type joins struct {
+	// overrides resolves each event's person through merged persons.
+	overrides bool
+	// persons joins each event's person's current properties (the
+	// columns registered by personColumn).
+	persons bool
+}
+
+// from is a FROM clause reading events as e with the joins j. Person
+// properties must be registered before it is written.
+func (s *eventSource) from(j joins) string {
+	sql := s.schema.Events + " AS e"
+	if (j.overrides || j.persons) && !s.facts.NoPersonOverrides {
+		sql += "\n" + s.schema.overridesJoin()
+	}
+	// A left join whose columns nothing reads changes no row (persons
+	// are unique by id): a read that registered no person property yet
+	// (a funnel's hot actors beside a person breakdown) skips it.
+	if j.persons && len(s.personCols) > 0 {
+		sql += "\n" + s.personJoin()
+	}
+	return sql
+}
+
+// personID is an event's person: through the overrides of merged persons
+// unless the project has none.
+func (s *eventSource) personID() string {
+	if s.facts.NoPersonOverrides {
+		return "e.person_id"
+	}
+	return mergedPersonID
+}
+
+// groupColumns are the events' materialized $group_N columns.
+var groupColumns = [maxGroupTypeIndex + 1]string{"e.mat_group_0", "e.mat_group_1", "e.mat_group_2", "e.mat_group_3", "e.mat_group_4"}
+
+// actor is who a statement counts: the event's person, or with a group
+// type index above 0 its group; cond keeps only events that have one
+// ("" for persons, who always do).
+func (s *eventSource) actor(groupTypeIndex int) (expr, cond string) {
+	if groupTypeIndex > 0 {
+		c := groupColumns[groupTypeIndex]
+		return c, c + " != ''"
+	}
+	return s.personID(), ""
+}
+
+// personColumn registers an expression over a person's properties and
+// returns the person join's column holding its current value.
+func (s *eventSource) personColumn(expr string) string {
+	for i, e := range s.personCols {
+		if e == expr {
+			return fmt.Sprintf("pp.pp_%d", i)
+		}
+	}
+	s.personCols = append(s.personCols, expr)
+	return fmt.Sprintf("pp.pp_%d", len(s.personCols)-1)
+}
+
+// personJoin joins each event's person to the person's current values of
+// the properties registered so far, skipping deleted persons: filters
+// and breakdowns on person properties see the person as they are now,
+// after every $set. Only those values travel into the join's hash table,
+// not every person's whole properties document.
+func (s *eventSource) personJoin() string {
+	cols := []string{"id"}
+	for i, expr := range s.personCols {
+		cols = append(cols, fmt.Sprintf("argMax(%s, version) AS pp_%d", expr, i))
+	}
+	return `LEFT JOIN (
+    SELECT ` + strings.Join(cols, ",\n        ") + `
+    FROM ` + s.schema.Persons + ` WHERE team_id = {team:Int64}
+    GROUP BY id HAVING argMax(is_deleted, version) = 0
+) AS pp ON pp.id = ` + s.personID()
+}
+
+// eventIs is the condition that an event is the entity's event ("" for
+// all events).
+func (s *eventSource) eventIs(e Entity) string {
+	if e.AllEvents {
+		return ""
+	}
+	return "e.event = " + s.str(e.ID)
+}
+
+// entityCond is the condition selecting an entity's events: its event and
+// its own properties; "1" for every event.
+func (s *eventSource) entityCond(e Entity) string {
+	var parts []string
+	if c := s.eventIs(e); c != "" {
+		parts = append(parts, c)
+	}
+	if c := e.Properties.sql(&s.scope); c != "" {
+		parts = append(parts, c)
+	}
+	if len(parts) == 0 {
+		return "1"
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// cond compiles property conditions ("" for none).
+func (s *eventSource) cond(f *PropertyFilter) string { return f.sql(&s.scope) }
+
+// span is a closed time range as two placeholders.
+type span struct{ from, to string }
+
+// rangeSpan binds the request's range as date_from and date_to.
+func (s *eventSource) rangeSpan() span {
+	r := s.c.Range
+	return span{s.named("date_from", typeTime, r.From.UTC()), s.named("date_to", typeTime, r.To.UTC())}
+}
+
+func (sp span) sql() string {
+	return "e.timestamp >= " + sp.from + " AND e.timestamp <= " + sp.to
+}
+
+// bucket is instant t's bucket in the project's timezone, typed: a Date
+// for day, week and month, the hour's start instant for hours.
+func (s *eventSource) bucket(iv Interval, t string) string {
+	tz := "{tz:String}"
+	switch iv {
+	case IntervalHour:
+		return "toStartOfHour(" + t + ", " + tz + ")"
+	case IntervalWeek:
+		return "toStartOfWeek(" + t + ", " + s.weekModeParam() + ", " + tz + ")"
+	case IntervalMonth:
+		return "toStartOfMonth(" + t + ", " + tz + ")"
+	}
+	return "toDate(" + t + ", " + tz + ")"
+}
+
+// weekModeParam is toStartOfWeek's mode: 0 weeks start on Sunday, 1 on
+// Monday (the project's week_start_day).
+func (s *eventSource) weekModeParam() string {
+	if s.weekMode == "" {
+		mode := 0
+		if s.c.clock.weekStart == time.Monday {
+			mode = 1
+		}
+		s.weekMode = s.named("week_mode", "UInt8", mode)
+	}
+	return s.weekMode
+}
+
+// bucketKey renders a typed bucket column (bucket) as Bucket.Key.
+func bucketKey(iv Interval, col string) string {
+	if iv == IntervalHour {
+		return "formatDateTime(" + col + ", '%Y-%m-%d %H:%i:%S', 'UTC')"
+	}
+	return "toString(" + col + ")"
+}
+
+// selectFrom is SELECT cols FROM events (with joins j) WHERE the
+// conditions, ANDed. The FROM clause is written after cols and where have
+// been compiled, so it carries the person properties they read.
+func (s *eventSource) selectFrom(cols []string, j joins, where []string) string {
+	for i, c := range cols {
+		cols[i] = strings.ReplaceAll(c, "\n", "\n    ")
+	}
+	return "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM " + s.from(j) + "\nWHERE " + strings.Join(where, "\n  AND ")
+}
+
+// indent shifts a subquery right, so that generated SQL reads as nested.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// groupBy is a GROUP BY clause, or nothing for no keys (one row).
+func groupBy(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	return "\nGROUP BY " + strings.Join(keys, ", ")
+}
