@@ -324,4 +324,3 @@ func (fb *funnelBuilder) unordered(a *attempt, entry string) {
 		a.add("if(hot_level >= %d, positions[%d], 0) AS p_%d", j, j, j)
 	}
 }
-
