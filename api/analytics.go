@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -203,8 +205,9 @@ func refreshParam(c *gin.Context, params querybuilder.Params) string {
 	return ""
 }
 
-// analysisParams reads the filter: a GET's query string, or a POST's JSON
-// body (top level or under filters).
+// analysisParams reads the filter: a GET's query string, a POST's JSON
+// body (top level or under filters), or a POST form whose values are
+// JSON-encoded as in a query string (PostHog's legacy clients send both).
 func analysisParams(c *gin.Context) (querybuilder.Params, error) {
 	if c.Request.Method == http.MethodGet {
 		return querybuilder.ParseQuery(c.Request.URL.Query()), nil
@@ -212,6 +215,17 @@ func analysisParams(c *gin.Context) (querybuilder.Params, error) {
 	b, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt == "application/x-www-form-urlencoded" {
+		form, err := url.ParseQuery(string(b))
+		if err != nil {
+			return nil, Invalid("body", "The form body is not valid application/x-www-form-urlencoded.")
+		}
+		// The form's fields as the JSON object they encode, read as a
+		// JSON body is (filters inside filters, or at the top level).
+		if b, err = json.Marshal(querybuilder.ParseQuery(form)); err != nil {
+			return nil, err
+		}
 	}
 	params, err := querybuilder.ParseBody(b)
 	if err != nil {

@@ -101,19 +101,53 @@ func (pp *propertyParser) node(v any, attr, path string, depth int, top bool) *P
 		}
 		return g
 	case map[string]any:
-		if values, ok := x["values"]; ok {
-			return pp.group(x, values, attr, path, depth)
-		}
-		if _, ok := x["key"]; ok || !top {
+		switch {
+		case isGroup(x):
+			return pp.group(x, x["values"], attr, path, depth)
+		case isCondition(x) || !top:
+			// Inside a list or group an object can only be a condition:
+			// one without a key is refused rather than read as matches.
 			return pp.condition(x, attr, path)
-		}
-		if t, ok := x["type"].(string); ok && len(x) == 1 && (strings.EqualFold(t, "AND") || strings.EqualFold(t, "OR")) {
+		case len(x) == 1 && isGroupType(x["type"]):
 			return nil // a group with no values
 		}
 		return pp.legacy(x, attr, path)
 	}
 	pp.pr.add(attr, "%s must be a property condition (an object with key, value, operator and type) or a group", path)
 	return nil
+}
+
+// isGroup tells a group ({"type": "AND", "values": [...]}) from the
+// oldest form's object that has a property named values: a group's values
+// are a list, or its type is AND or OR.
+func isGroup(x map[string]any) bool {
+	v, ok := x["values"]
+	if !ok {
+		return false
+	}
+	_, list := v.([]any)
+	return list || v == nil || isGroupType(x["type"])
+}
+
+func isGroupType(t any) bool {
+	s, ok := t.(string)
+	return ok && (strings.EqualFold(s, "AND") || strings.EqualFold(s, "OR"))
+}
+
+// isCondition tells a condition from the oldest form's object of exact
+// matches (a whole document), which may have a property named key
+// ({"key": "val"} means property key equals val): a condition has key and
+// at least one of value, operator and type.
+func isCondition(x map[string]any) bool {
+	if _, ok := x["key"]; !ok {
+		return false
+	}
+	for _, k := range []string{"value", "operator", "type"} {
+		if _, ok := x[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (pp *propertyParser) group(x map[string]any, values any, attr, path string, depth int) *PropertyFilter {

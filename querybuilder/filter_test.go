@@ -42,6 +42,18 @@ func TestPropertyDocumentForms(t *testing.T) {
 			"NOT (JSONExtractString(e.properties, {a:String}) = {x:String})"},
 		{"empty groups drop out", `{"type": "AND", "values": [{"type": "OR", "values": []}, {"key": "a", "value": "x"}]}`,
 			"JSONExtractString(e.properties, {a:String}) = {x:String}"},
+		{"an object whose only property is named key is the oldest form: key equals val", `{"key": "val"}`,
+			"JSONExtractString(e.properties, {key:String}) = {val:String}"},
+		{"properties named key and other names are exact matches too", `{"key": "val", "plan": "pro", "key__icontains": "v"}`,
+			"(JSONExtractString(e.properties, {key:String}) = {val:String} AND positionCaseInsensitiveUTF8(JSONExtractString(e.properties, {key:String}), {v:String}) > 0 AND JSONExtractString(e.properties, {plan:String}) = {pro:String})"},
+		{"a property named values that is not a list is an exact match", `{"values": "x"}`,
+			"JSONExtractString(e.properties, {values:String}) = {x:String}"},
+		{"key with value is a condition", `{"key": "a", "value": "x"}`,
+			"JSONExtractString(e.properties, {a:String}) = {x:String}"},
+		{"key with operator alone is a condition", `{"key": "a", "operator": "is_set"}`,
+			"JSONType(e.properties, {a:String}) != 'Null'"},
+		{"key with type alone is a condition (is_set needs no value)", `{"key": "a", "type": "event", "operator": "is_not_set"}`,
+			"NOT (JSONType(e.properties, {a:String}) != 'Null')"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +66,19 @@ func TestPropertyDocumentForms(t *testing.T) {
 			}
 		})
 	}
+	t.Run("inside a list an object without value, operator or type is still a condition, and refused without them", func(t *testing.T) {
+		if _, err := parseDoc(t, `[{"key": "val"}]`); err == nil || !strings.Contains(err.Error(), "exact needs") {
+			t.Fatalf("%v", err)
+		}
+		if _, err := parseDoc(t, `[{"value": "x"}]`); err == nil || !strings.Contains(err.Error(), "key must be") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("key with type but no value is a condition that needs a value", func(t *testing.T) {
+		if _, err := parseDoc(t, `{"key": "a", "type": "person"}`); err == nil {
+			t.Fatal("accepted")
+		}
+	})
 	for _, doc := range []string{`null`, `[]`, `{}`, `""`, `{"type": "AND", "values": []}`, `{"type": "AND"}`} {
 		t.Run(doc+" is no condition", func(t *testing.T) {
 			f, err := parseDoc(t, doc)
