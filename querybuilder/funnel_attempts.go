@@ -11,6 +11,35 @@ import (
 // aggregate them; correlation, funnel paths and the persons behind a
 // step read them as they are.
 
+// funnelOn reads q's funnel inside another statement written by s (a
+// correlation, funnel paths, the persons of a step): one row per actor,
+// never collapsed. Its range and window are bound as values of their own,
+// since the other statement may bind a different range; q's facts must
+// have been applied.
+func funnelOn(q *FunnelQuery, s *eventSource) *funnelBuilder {
+	fb := &funnelBuilder{q: q, s: s, n: len(q.Steps), perActor: true}
+	fb.cur = span{s.time(q.Range.From), s.time(q.Range.To)}
+	fb.window = s.bind("Int64", q.Window.Microseconds())
+	fb.definitions()
+	return fb
+}
+
+// actorRows is the funnel's actors: one row per actor who entered and was
+// not excluded, with level (the furthest step reached) and t_1..t_n, the
+// times of the counted attempt's steps (microseconds since the epoch plus
+// one; 0 for a step not reached), and breakdown_value with a breakdown.
+// An actor who reached step 1 only counts their latest entry.
+func (fb *funnelBuilder) actorRows() string {
+	cols := []string{"actor", "level"}
+	for j := 1; j <= fb.n; j++ {
+		cols = append(cols, fmt.Sprintf("t_%d", j))
+	}
+	if fb.breakdownValue() != "" {
+		cols = append(cols, "breakdown_value")
+	}
+	return "SELECT " + strings.Join(cols, ", ") + "\nFROM (\n" + indent(fb.attempts()) + "\n)\nWHERE level > 0 AND NOT excluded"
+}
+
 // events is step 1: one row per event read.
 func (fb *funnelBuilder) events() string {
 	actor, _ := fb.actor()
@@ -34,6 +63,9 @@ func (fb *funnelBuilder) events() string {
 	if fb.trends() {
 		cols = append(cols, fb.bucketKey("e.timestamp")+" AS bucket")
 	}
+	if fb.perActor {
+		cols = append(cols, "toUnixTimestamp64Micro(e.timestamp) + 1 AS tt0")
+	}
 	return fb.s.selectFrom(cols, fb.read(), fb.where(steps, true))
 }
 
@@ -41,7 +73,7 @@ func (fb *funnelBuilder) events() string {
 // counted together rather than one by one: when nothing about them but
 // their number matters, which is without a breakdown (with one, each
 // cold actor's value comes from their own latest entry).
-func (fb *funnelBuilder) collapsed() bool { return fb.breakdownValue() == "" }
+func (fb *funnelBuilder) collapsed() bool { return fb.breakdownValue() == "" && !fb.perActor }
 
 // actors is step 2: one row per hot actor, their events sorted; cold
 // actors get a row each too, or (collapsed) one row (per entry bucket
@@ -80,6 +112,10 @@ func (fb *funnelBuilder) actors(events string) string {
 	}
 	if fb.trends() {
 		cols = append(cols, "groupUniqArrayIf(bucket, hot AND "+entry+") AS entry_buckets", "if(hot, '', bucket) AS cold_bucket")
+	}
+	if fb.perActor {
+		// A cold actor's counted attempt is their latest entry.
+		cols = append(cols, "maxIf(tt0, "+entry+" AND NOT hot) AS entry_t")
 	}
 	return "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM (\n" + indent(events) + "\n)\nGROUP BY " + strings.Join(group, ", ")
 }
@@ -138,6 +174,10 @@ func (fb *funnelBuilder) attempts() string {
 	// Times of the counted attempt's steps (time+1, as in ts).
 	a.next()
 	for j := 1; j <= fb.n; j++ {
+		if j == 1 && fb.perActor {
+			a.add("if(is_hot, if(hot_level >= 1, ts[p_1], 0), entry_t) AS t_1")
+			continue
+		}
 		a.add("if(hot_level >= %d, ts[p_%d], 0) AS t_%d", j, j, j)
 	}
 	var excluded []string

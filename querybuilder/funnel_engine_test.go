@@ -3,6 +3,7 @@ package querybuilder_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -96,5 +97,92 @@ func TestFunnelStatementsRun(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFunnelActorRowsAgreeWithTheFunnel: the per-actor rows other kinds
+// read (correlation, funnel paths, the persons of a step) hold exactly the
+// actors the funnel counts at each step, each with the time of their
+// first step.
+func TestFunnelActorRowsAgreeWithTheFunnel(t *testing.T) {
+	e := testEngine(t)
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	team := newTeam()
+	w := olap.NewWriter(e, slog.New(slog.NewTextHandler(io.Discard, nil)), olap.WriterConfig{})
+	start := now.Add(-72 * time.Hour)
+	var batch []olap.Capture
+	for i, spec := range []string{"p1 a b x a c d", "p2 a", "p3 b a a b", "p4 x a b c", "p1 e f g", "p5 a a", "p6 a c b"} {
+		f := strings.Fields(spec)
+		for j, name := range f[1:] {
+			props := `{"k": "v` + name + `", "$browser": "B` + f[0] + `", "$group_1": "org` + f[0] + `"}`
+			batch = append(batch, olap.Capture{Event: olap.Event{UUID: uuid.Must(uuid.NewV7()), TeamID: team, Event: name, DistinctID: f[0],
+				Timestamp: start.Add(time.Duration(i*10+j) * time.Minute), Properties: props}})
+		}
+	}
+	if res := w.Write(context.Background(), batch); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	w.Close()
+	for name, body := range funnelModes {
+		if strings.Contains(body, "funnel_viz_type") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			p, err := querybuilder.ParseBody([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := querybuilder.Env{Project: querybuilder.Project{ID: team, Timezone: "Europe/Paris"}, Now: now}
+			q, err := querybuilder.ParseFunnel(p, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stmt, err := querybuilder.BuildFunnel(q, querybuilder.Facts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := e.Query(context.Background(), stmt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := querybuilder.ShapeFunnel(q, rows.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]int, len(q.Steps))
+			lists := [][]querybuilder.FunnelStep{}
+			switch r := res.(type) {
+			case querybuilder.FunnelSteps:
+				lists = append(lists, r)
+			case querybuilder.FunnelBreakdown:
+				lists = r
+			}
+			for _, steps := range lists {
+				for i, s := range steps {
+					want[i] += s.Count
+				}
+			}
+			stmt, err = querybuilder.FunnelActorRows(q, querybuilder.Facts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err = e.Query(context.Background(), stmt)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, stmt.SQL)
+			}
+			got := make([]int, len(q.Steps))
+			for _, r := range rows.Data {
+				level, actors, timed := r[0].(uint64), r[1].(uint64), r[2] == uint64(1)
+				if !timed {
+					t.Errorf("an actor at level %d has no step 1 time", level)
+				}
+				for i := 0; i < int(level); i++ {
+					got[i] += int(actors)
+				}
+			}
+			if strings.Join(strings.Fields(fmt.Sprint(got)), ",") != strings.Join(strings.Fields(fmt.Sprint(want)), ",") {
+				t.Fatalf("actor rows reach %v, the funnel counts %v", got, want)
+			}
+		})
 	}
 }

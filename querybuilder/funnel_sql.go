@@ -72,11 +72,14 @@ func newFunnelBuilder(q *FunnelQuery, f Facts) (*funnelBuilder, error) {
 }
 
 type funnelBuilder struct {
-	q      *FunnelQuery
-	s      *eventSource
-	n      int
-	cur    span
-	window string
+	q *FunnelQuery
+	s *eventSource
+	n int
+	// perActor keeps one row per actor (funnelOn): other kinds read who
+	// the actors are, not only how many.
+	perActor bool
+	cur      span
+	window   string
 	// bit is each step's mask bit: the step's index, or (unordered) its
 	// definition's; mult is each definition's number of steps.
 	bit  []int
