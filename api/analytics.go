@@ -127,7 +127,9 @@ func (s *Server) prepare(p *metadata.Project, kind *querybuilder.Kind, params qu
 // analysisEnv is what the query builder knows of the project and the
 // clock.
 func (s *Server) analysisEnv(p *metadata.Project) querybuilder.Env {
-	project := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters)}
+	project := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters),
+		PathCleaningFilters: json.RawMessage(p.PathCleaningFilters), CorrelationConfig: json.RawMessage(p.CorrelationConfig),
+		PersonDisplayNameProperties: p.PersonDisplayNameProperties}
 	if p.WeekStartDay.Valid {
 		project.WeekStartDay = int(p.WeekStartDay.Int64)
 	}

@@ -72,6 +72,15 @@ type Project struct {
 	// TestAccountFilters is the project's test_account_filters document,
 	// applied when a request sets filter_test_accounts.
 	TestAccountFilters json.RawMessage
+	// PathCleaningFilters is the project's path_cleaning_filters
+	// ([{"regex", "alias"}]), applied by paths with path_replacements.
+	PathCleaningFilters json.RawMessage
+	// CorrelationConfig is the project's correlation_config (names that
+	// funnel correlation leaves out by default).
+	CorrelationConfig json.RawMessage
+	// PersonDisplayNameProperties name a person in lists of persons: the
+	// first one present, else the first distinct id.
+	PersonDisplayNameProperties []string
 }
 
 // Common is what every analysis request has: the project and the clock,
