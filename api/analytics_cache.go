@@ -244,12 +244,13 @@ type cacheScope struct {
 	FromAll      bool
 	Relative     []time.Time
 	TestAccounts bool
+	Settings     map[string]json.RawMessage
 }
 
 // newCacheScope is the scope of a parsed request.
 func newCacheScope(c *querybuilder.Common) cacheScope {
 	sc := cacheScope{Project: c.Project, Location: c.Location(), From: c.Range.From, To: c.Range.To,
-		Relative: c.RelativeInstants(), TestAccounts: c.FilterTestAccounts, FromAll: c.FromAll()}
+		Relative: c.RelativeInstants(), TestAccounts: c.FilterTestAccounts, FromAll: c.FromAll(), Settings: c.SettingsUsed()}
 	if sc.FromAll {
 		sc.From = time.Time{}
 	}
@@ -274,10 +275,16 @@ func cacheKey(kind string, params querybuilder.Params, sc cacheScope) (string, e
 		FromAll      bool            `json:"from_all,omitempty"`
 		To           int64           `json:"to"`
 		Relative     []int64         `json:"relative,omitempty"`
+		Settings     json.RawMessage `json:"settings,omitempty"`
 	}{V: cacheVersion, Kind: kind, Filter: filter, Timezone: sc.Location.String(), WeekStart: sc.Project.WeekStartDay,
 		From: sc.From.Truncate(clockPrecision).UnixMicro(), FromAll: sc.FromAll, To: sc.To.Truncate(clockPrecision).UnixMicro()}
 	for _, t := range sc.Relative {
 		k.Relative = append(k.Relative, t.Truncate(clockPrecision).UnixMicro())
+	}
+	if len(sc.Settings) > 0 {
+		if k.Settings, err = canonicalParams(sc.Settings); err != nil {
+			return "", err
+		}
 	}
 	if sc.TestAccounts && len(sc.Project.TestAccountFilters) > 0 {
 		if k.TestAccounts, err = canonicalJSON(sc.Project.TestAccountFilters); err != nil {

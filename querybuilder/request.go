@@ -109,7 +109,24 @@ type Common struct {
 	// firstEvent is the project's first event (Facts) once known: the
 	// start of date_from=all.
 	firstEvent time.Time
+	// settings are the project's settings the request applied beyond its
+	// timezone, week and test accounts (SettingsUsed).
+	settings map[string]json.RawMessage
 }
+
+// useSetting records that the request applies a project setting (path
+// cleaning rules, correlation exclusions), so that its cached answer is
+// keyed by it: changing the setting changes the answer.
+func (c *Common) useSetting(name string, value json.RawMessage) {
+	if c.settings == nil {
+		c.settings = map[string]json.RawMessage{}
+	}
+	c.settings[name] = value
+}
+
+// SettingsUsed are the project settings the request applied, by name,
+// beyond its timezone, week start and test-account filters.
+func (c *Common) SettingsUsed() map[string]json.RawMessage { return c.settings }
 
 // newCommon starts a request in env: its clock in the project's timezone
 // and week.
