@@ -103,7 +103,7 @@ func parseEntities(p Params, pp *propertyParser) []Entity {
 	for i, item := range list {
 		// An entity with a bad field stays, so that the request is not
 		// also told it has no entities; its problems are reported.
-		if e, ok := parseEntity(item, fmt.Sprintf("events[%d]", i), i, pp); ok {
+		if e, ok := parseEntity(item, "events", fmt.Sprintf("events[%d]", i), i, pp); ok {
 			out = append(out, e)
 		}
 	}
@@ -111,8 +111,8 @@ func parseEntities(p Params, pp *propertyParser) []Entity {
 	return out
 }
 
-func parseEntity(raw json.RawMessage, path string, index int, pp *propertyParser) (Entity, bool) {
-	const attr = "events"
+// parseEntity reads one entity at path inside parameter attr.
+func parseEntity(raw json.RawMessage, attr, path string, index int, pp *propertyParser) (Entity, bool) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
 		pp.pr.add(attr, "%s must be an object with id, type, math and properties", path)

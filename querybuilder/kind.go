@@ -84,7 +84,7 @@ type Kind struct {
 
 // registry is every analysis kind. A new kind adds its line here; its
 // file defines the Kind (see README.md, "Adding an analysis kind").
-var registry = []*Kind{&trendsKind, &funnelKind, &timingKind}
+var registry = []*Kind{&trendsKind, &funnelKind, &timingKind, &retentionKind, &lifecycleKind, &stickinessKind}
 
 // Routes lists the endpoints the registered kinds answer, sorted.
 func Routes() []string {
@@ -143,12 +143,18 @@ func ByName(name string) (*Kind, bool) {
 func ForSavedInsight(p Params) (*Kind, bool) {
 	var insight string
 	if raw, ok := p["insight"]; ok && json.Unmarshal(raw, &insight) == nil && insight != "" {
-		return ForInsight(insight)
+		k, ok := ForInsight(insight)
+		if !ok {
+			return nil, false
+		}
+		// A kind sharing the route may claim the filters (a TRENDS
+		// insight shown_as Stickiness).
+		return ForRoute(k.Route, p)
 	}
 	for _, k := range []string{"events", "actions"} {
 		var list []json.RawMessage
 		if raw, ok := p.document(k); ok && json.Unmarshal(raw, &list) == nil && len(list) > 0 {
-			return ForInsight(trendsKind.Insight)
+			return ForRoute(trendsKind.Route, p)
 		}
 	}
 	return nil, false

@@ -228,3 +228,25 @@ func groupBy(keys []string) string {
 	}
 	return "\nGROUP BY " + strings.Join(keys, ", ")
 }
+
+// periodIndex is the index of instant t's bucket (iv) counted from the
+// bucket that starts at first (a bucket start in the project's timezone):
+// 0 for that bucket. It holds only for t at or after first (the caller
+// bounds t): it is plain arithmetic on the engine's day and month numbers
+// and elapsed seconds, computed per event without rounding t to its
+// bucket. Hours are elapsed hours from first, so the two hours of a DST
+// fall-back stay apart, as buckets do.
+func (s *eventSource) periodIndex(iv Interval, t string, first time.Time) string {
+	tz := "{tz:String}"
+	day := "toInt64(toRelativeDayNum(" + s.bind("Date", first.In(s.c.clock.loc).Format("2006-01-02")) + "))"
+	switch iv {
+	case IntervalHour:
+		return "intDiv(toInt64(toUnixTimestamp(" + t + ")) - " + s.bind("Int64", first.Unix()) + ", 3600)"
+	case IntervalWeek:
+		return "intDiv(toInt64(toRelativeDayNum(" + t + ", " + tz + ")) - " + day + ", 7)"
+	case IntervalMonth:
+		return "toInt64(toRelativeMonthNum(" + t + ", " + tz + ")) - toInt64(toRelativeMonthNum(" +
+			s.bind("Date", first.In(s.c.clock.loc).Format("2006-01-02")) + "))"
+	}
+	return "toInt64(toRelativeDayNum(" + t + ", " + tz + ")) - " + day
+}

@@ -25,6 +25,8 @@ type TrendSeries struct {
 	BreakdownValue *string        `json:"breakdown_value,omitempty"`
 	Compare        bool           `json:"compare,omitempty"`
 	CompareLabel   string         `json:"compare_label,omitempty"`
+	// Status is a lifecycle series' status (new, returning, ...).
+	Status string `json:"status,omitempty"`
 	// AggregatedValue is the one number of an aggregated display.
 	AggregatedValue *float64            `json:"aggregated_value,omitempty"`
 	PersonsURLs     []map[string]string `json:"persons_urls"`

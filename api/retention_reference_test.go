@@ -1,0 +1,274 @@
+package api
+
+// A brute-force evaluator of retention, lifecycle and stickiness as
+// analytics.md defines them, written from the text with no SQL in sight:
+// the oracle the HTTP tests of those kinds compare the server with. It
+// walks each person's events in Go and favours being obviously right over
+// being fast.
+
+import (
+	"sort"
+	"time"
+)
+
+// refCalendar is the project's calendar: its timezone and week start.
+type refCalendar struct {
+	loc       *time.Location
+	weekStart time.Weekday
+}
+
+// start is the start of the unit (hour, day, week, month) holding t.
+func (c refCalendar) start(unit string, t time.Time) time.Time {
+	t = t.In(c.loc)
+	y, m, d := t.Date()
+	switch unit {
+	case "hour":
+		return t.Truncate(time.Minute).Add(-time.Duration(t.Minute()) * time.Minute)
+	case "week":
+		back := (int(t.Weekday()) - int(c.weekStart) + 7) % 7
+		return time.Date(y, m, d-back, 0, 0, 0, 0, c.loc)
+	case "month":
+		return time.Date(y, m, 1, 0, 0, 0, 0, c.loc)
+	}
+	return time.Date(y, m, d, 0, 0, 0, 0, c.loc)
+}
+
+// add moves a unit start n units: hours elapse, the others are calendar
+// units.
+func (c refCalendar) add(unit string, t time.Time, n int) time.Time {
+	y, m, d := t.In(c.loc).Date()
+	switch unit {
+	case "hour":
+		return t.Add(time.Duration(n) * time.Hour)
+	case "week":
+		return time.Date(y, m, d+7*n, 0, 0, 0, 0, c.loc)
+	case "month":
+		return time.Date(y, m+time.Month(n), 1, 0, 0, 0, 0, c.loc)
+	}
+	return time.Date(y, m, d+n, 0, 0, 0, 0, c.loc)
+}
+
+// periods are n consecutive unit starts from first, and the end.
+func (c refCalendar) periods(unit string, first time.Time, n int) []time.Time {
+	out := []time.Time{first}
+	for len(out) <= n {
+		out = append(out, c.add(unit, out[len(out)-1], 1))
+	}
+	return out
+}
+
+// index is the period of t among bounds (n periods, n+1 bounds), or -1.
+func index(bounds []time.Time, t time.Time) int {
+	for k := 0; k+1 < len(bounds); k++ {
+		if !t.Before(bounds[k]) && t.Before(bounds[k+1]) {
+			return k
+		}
+	}
+	return -1
+}
+
+// refEventsByPerson groups events by person (merges resolved), each
+// person's sorted by time, then uuid text.
+func refEventsByPerson(all []refEvent) map[string][]refEvent {
+	personOf, _ := refIdentities(all)
+	out := map[string][]refEvent{}
+	for _, e := range all {
+		p := personOf(e.DistinctID)
+		out[p] = append(out[p], e)
+	}
+	for _, evs := range out {
+		sort.Slice(evs, func(a, b int) bool {
+			if !evs[a].At.Equal(evs[b].At) {
+				return evs[a].At.Before(evs[b].At)
+			}
+			return evs[a].UUID < evs[b].UUID
+		})
+	}
+	return out
+}
+
+// refRetention is a retention request as the reference reads it.
+type refRetention struct {
+	Target, Returning string
+	Period            string // hour, day, week, month
+	Intervals         int
+	FirstTime         bool
+	DateTo            time.Time
+	// Breakdown is an event property (the cohort-entry event's value) or,
+	// with PersonBreakdown, a person property; Limit the top values.
+	Breakdown       string
+	PersonBreakdown bool
+	Limit           int
+}
+
+// refRetentionRow is one cohort's counts, per breakdown value.
+type refRetentionRow struct {
+	Value  string
+	Date   time.Time
+	Counts []int
+}
+
+// rows are the result's rows in order.
+func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
+	last := cal.start(r.Period, r.DateTo)
+	bounds := cal.periods(r.Period, cal.add(r.Period, last, -(r.Intervals-1)), r.Intervals)
+	_, props := refIdentities(all)
+	type cell struct{ k, j int }
+	counts := map[string]map[cell]int{}
+	volume := map[string]int{}
+	for person, evs := range refEventsByPerson(all) {
+		cohorts := map[int]refEvent{} // period -> the cohort's entry event
+		returns := map[int]bool{}
+		firstSeen := false
+		for _, e := range evs {
+			if !e.At.Before(bounds[len(bounds)-1]) {
+				continue // after the window
+			}
+			k := index(bounds, e.At)
+			if e.Event == r.Target {
+				switch {
+				case r.FirstTime && !firstSeen:
+					firstSeen = true // the first ever, maybe before the window (k = -1)
+					cohorts[k] = e
+				case !r.FirstTime && k >= 0:
+					if _, ok := cohorts[k]; !ok {
+						cohorts[k] = e
+					}
+				}
+			}
+			if e.Event == r.Returning && k >= 0 {
+				returns[k] = true
+			}
+		}
+		for k, entry := range cohorts {
+			if k < 0 {
+				continue
+			}
+			value := ""
+			switch {
+			case r.Breakdown == "":
+			case r.PersonBreakdown:
+				value = refString(props[person][r.Breakdown])
+			default:
+				value = refString(entry.Props[r.Breakdown])
+			}
+			if r.Breakdown != "" && value == "" {
+				value = refNull
+			}
+			if counts[value] == nil {
+				counts[value] = map[cell]int{}
+			}
+			volume[value]++
+			for j := 0; k+j < r.Intervals; j++ {
+				if j == 0 || returns[k+j] {
+					counts[value][cell{k, j}]++
+				}
+			}
+		}
+	}
+	values := []string{""}
+	if r.Breakdown != "" {
+		values = values[:0]
+		for v := range volume {
+			values = append(values, v)
+		}
+		sort.Slice(values, func(a, b int) bool {
+			if volume[values[a]] != volume[values[b]] {
+				return volume[values[a]] > volume[values[b]]
+			}
+			return values[a] < values[b]
+		})
+		if limit := max(r.Limit, 1); len(values) > limit {
+			other := map[cell]int{}
+			for _, v := range values[limit:] {
+				for c, n := range counts[v] {
+					other[c] += n
+				}
+			}
+			values = append(values[:limit:limit], refOther)
+			counts[refOther] = other
+		}
+	}
+	var out []refRetentionRow
+	for _, v := range values {
+		for k := 0; k < r.Intervals; k++ {
+			row := refRetentionRow{Value: v, Date: bounds[k]}
+			for j := 0; k+j < r.Intervals; j++ {
+				row.Counts = append(row.Counts, counts[v][cell{k, j}])
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// refBuckets are the buckets of a trends range: date_from rounded down and
+// date_to up to their unit (hours: the hours holding them).
+func refBuckets(cal refCalendar, unit string, from, to time.Time) []time.Time {
+	first := cal.start(unit, from)
+	bounds := []time.Time{first}
+	for bounds[len(bounds)-1].Before(to) || bounds[len(bounds)-1].Equal(to) {
+		bounds = append(bounds, cal.add(unit, bounds[len(bounds)-1], 1))
+	}
+	return bounds
+}
+
+// refLifecycle counts each status per bucket of [from, to]: new, returning,
+// resurrecting, dormant (negative), by analytics.md's rules. A person's
+// creation is their earliest event of any kind.
+func refLifecycle(all []refEvent, cal refCalendar, unit, event string, from, to time.Time) map[string][]int {
+	bounds := refBuckets(cal, unit, from, to)
+	n := len(bounds) - 1
+	before := cal.add(unit, bounds[0], -1)
+	all4 := append([]time.Time{before}, bounds...) // index 0: the bucket before
+	out := map[string][]int{}
+	for _, st := range []string{"new", "returning", "resurrecting", "dormant"} {
+		out[st] = make([]int, n)
+	}
+	for _, evs := range refEventsByPerson(all) {
+		created := index(all4, evs[0].At)
+		if evs[0].At.Before(before) {
+			created = -1
+		}
+		active := map[int]bool{}
+		for _, e := range evs {
+			if e.Event == event {
+				if k := index(all4, e.At); k >= 0 {
+					active[k] = true
+				}
+			}
+		}
+		for b := 1; b <= n; b++ {
+			switch {
+			case active[b] && b == created:
+				out["new"][b-1]++
+			case active[b] && active[b-1]:
+				out["returning"][b-1]++
+			case active[b]:
+				out["resurrecting"][b-1]++
+			case active[b-1]:
+				out["dormant"][b-1]--
+			}
+		}
+	}
+	return out
+}
+
+// refStickiness is data[k-1] = persons who did event in exactly k of the
+// buckets of [from, to].
+func refStickiness(all []refEvent, cal refCalendar, unit, event string, from, to time.Time) []int {
+	bounds := refBuckets(cal, unit, from, to)
+	data := make([]int, len(bounds)-1)
+	for _, evs := range refEventsByPerson(all) {
+		active := map[int]bool{}
+		for _, e := range evs {
+			if e.Event == event && !e.At.Before(from) && !e.At.After(to) {
+				active[index(bounds, e.At)] = true
+			}
+		}
+		if len(active) > 0 {
+			data[len(active)-1]++
+		}
+	}
+	return data
+}

@@ -1,0 +1,41 @@
+SELECT breakdown, cohort, interval, sum(c) AS actors
+FROM (
+    SELECT '' AS breakdown, cohort, c,
+        arrayJoin(arrayFilter(j -> j = 0 OR bitAnd(bitShiftRight(r, j), 1) = 1, range(toUInt64({intervals:UInt32} - cohort)))) AS interval
+    FROM (
+        SELECT bd, cohort, r, count() AS c
+        FROM (
+            SELECT bd, arrayJoin(arrayFilter(k -> bitAnd(bitShiftRight(tb, k), 1) = 1, range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+            FROM (
+                SELECT bd, if(first >= {p2:DateTime64(6, 'UTC')}, bitShiftLeft(toUInt64(1), toUInt64(greatest(intDiv(toInt64(toRelativeDayNum(first, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 7), 0))), 0) AS tb, rb
+                FROM (
+                    SELECT '' AS bd, min(ts) AS first, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), ts >= {p2:DateTime64(6, 'UTC')}) AS rb
+                    FROM (
+                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                            intDiv(toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 7) AS p,
+                            e.timestamp AS ts
+                        FROM events AS e
+                        LEFT JOIN (
+                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                        ) AS po ON e.person_id = po.old_person_id
+                        WHERE e.team_id = {team:Int64}
+                          AND e.timestamp < {p3:DateTime64(6, 'UTC')}
+                          AND (e.timestamp >= {p2:DateTime64(6, 'UTC')} OR (e.event = {p0:String}))
+                          AND e.event = {p0:String}
+                    )
+                    GROUP BY a
+                )
+            )
+        )
+        GROUP BY bd, cohort, r
+    )
+)
+GROUP BY breakdown, cohort, interval
+-- intervals = 12
+-- p0 = "$pageview"
+-- p1 = "2025-12-22"
+-- p2 = time.Date(2025, time.December, 21, 23, 0, 0, 0, time.UTC)
+-- p3 = time.Date(2026, time.March, 15, 23, 0, 0, 0, time.UTC)
+-- team = 42
+-- tz = "Europe/Berlin"

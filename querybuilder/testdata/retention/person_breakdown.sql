@@ -1,0 +1,54 @@
+SELECT breakdown, cohort, interval, sum(c) AS actors
+FROM (
+    SELECT if(value_rank <= {breakdown_limit:UInt32}, bd, {breakdown_other:String}) AS breakdown, cohort, c,
+        arrayJoin(arrayFilter(j -> j = 0 OR bitAnd(bitShiftRight(r, j), 1) = 1, range(toUInt64({intervals:UInt32} - cohort)))) AS interval
+    FROM (
+        SELECT *, dense_rank() OVER (ORDER BY volume DESC, bd) AS value_rank
+        FROM (
+            SELECT *, sum(c) OVER (PARTITION BY bd) AS volume
+            FROM (
+                SELECT bd, cohort, r, count() AS c
+                FROM (
+                    SELECT bd, arrayJoin(arrayFilter(k -> bitAnd(bitShiftRight(tb, k), 1) = 1, range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+                    FROM (
+                        SELECT any(bd) AS bd, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb
+                        FROM (
+                            SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                toInt64(toRelativeMonthNum(e.timestamp, {tz:String})) - toInt64(toRelativeMonthNum({p1:Date})) AS p,
+                                if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) AS bd
+                            FROM events AS e
+                            LEFT JOIN (
+                                SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                            ) AS po ON e.person_id = po.old_person_id
+                            LEFT JOIN (
+                                SELECT id,
+                                    argMax(JSONExtractString(properties, {p2:String}), version) AS pp_0
+                                FROM persons WHERE team_id = {team:Int64}
+                                GROUP BY id HAVING argMax(is_deleted, version) = 0
+                            ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                            WHERE e.team_id = {team:Int64}
+                              AND e.timestamp < {p4:DateTime64(6, 'UTC')}
+                              AND e.timestamp >= {p3:DateTime64(6, 'UTC')}
+                              AND e.event = {p0:String}
+                        )
+                        GROUP BY a
+                    )
+                )
+                GROUP BY bd, cohort, r
+            )
+        )
+    )
+)
+GROUP BY breakdown, cohort, interval
+-- breakdown_limit = 25
+-- breakdown_null = "$$_posthog_breakdown_null_$$"
+-- breakdown_other = "$$_posthog_breakdown_other_$$"
+-- intervals = 3
+-- p0 = "$pageview"
+-- p1 = "2026-01-01"
+-- p2 = "plan"
+-- p3 = time.Date(2025, time.December, 31, 23, 0, 0, 0, time.UTC)
+-- p4 = time.Date(2026, time.March, 31, 22, 0, 0, 0, time.UTC)
+-- team = 42
+-- tz = "Europe/Berlin"

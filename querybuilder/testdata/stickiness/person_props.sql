@@ -1,0 +1,34 @@
+SELECT 0 AS series, period, buckets, count() AS actors
+FROM (
+    SELECT 0 AS period, bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p)))) AS buckets
+    FROM (
+        SELECT e.mat_group_3 AS a,
+            toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p0:Date})) AS p
+        FROM events AS e
+        LEFT JOIN (
+            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+        ) AS po ON e.person_id = po.old_person_id
+        LEFT JOIN (
+            SELECT id,
+                argMax(JSONExtractString(properties, {p2:String}), version) AS pp_0
+            FROM persons WHERE team_id = {team:Int64}
+            GROUP BY id HAVING argMax(is_deleted, version) = 0
+        ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
+        WHERE e.team_id = {team:Int64}
+          AND e.event = {p1:String}
+          AND pp.pp_0 = {p3:String}
+          AND e.mat_group_3 != ''
+          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+    )
+    GROUP BY a
+)
+GROUP BY period, buckets
+-- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = "2026-03-03"
+-- p1 = "$pageview"
+-- p2 = "plan"
+-- p3 = "pro"
+-- team = 42
+-- tz = "Europe/Berlin"
