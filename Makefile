@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -33,6 +33,9 @@ bench-trends: setup
 
 bench-funnels: setup
 	@scripts/bench-funnels.sh
+
+bench-retention: setup
+	@scripts/bench-retention.sh
 
 lint:
 	gofmt -l . | (! grep .)

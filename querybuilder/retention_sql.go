@@ -187,10 +187,20 @@ func (rb *retentionBuilder) actors(events string) string {
 // folded past the limit before the expansion.
 func (rb *retentionBuilder) cells(actors string) string {
 	q := rb.q
-	bitSet := func(x, i string) string { return fmt.Sprintf("bitAnd(bitShiftRight(%s, %s), 1) = 1", x, i) }
+	bitSet := func(x, i string) string { return fmt.Sprintf("bitTest(%s, %s)", x, i) }
+	if rb.bits != "UInt64" {
+		// bitTest does not take 128-bit numbers.
+		bitSet = func(x, i string) string { return fmt.Sprintf("bitAnd(bitShiftRight(%s, %s), 1) = 1", x, i) }
+	}
+	// Only what varies is grouped by: a constant '' beside the cohort and
+	// bitmap would cost the engine its fixed-width hashing.
+	keys := "cohort, r"
+	if q.Breakdown != nil {
+		keys = "bd, cohort, r"
+	}
 	memberships := "SELECT bd, arrayJoin(arrayFilter(k -> " + bitSet("tb", "k") + ", range(" + rb.n + "))) AS cohort, bitShiftRight(rb, cohort) AS r\nFROM (\n" +
 		indent(actors) + "\n)"
-	groups := "SELECT bd, cohort, r, count() AS c\nFROM (\n" + indent(memberships) + "\n)\nGROUP BY bd, cohort, r"
+	groups := "SELECT " + keys + ", count() AS c\nFROM (\n" + indent(memberships) + "\n)\nGROUP BY " + keys
 	value := "''"
 	if q.Breakdown != nil {
 		groups = "SELECT *, dense_rank() OVER (ORDER BY volume DESC, bd) AS value_rank\nFROM (\n" +

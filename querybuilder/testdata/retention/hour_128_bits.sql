@@ -3,7 +3,7 @@ FROM (
     SELECT '' AS breakdown, cohort, c,
         arrayJoin(arrayFilter(j -> j = 0 OR bitAnd(bitShiftRight(r, j), 1) = 1, range(toUInt64({intervals:UInt32} - cohort)))) AS interval
     FROM (
-        SELECT bd, cohort, r, count() AS c
+        SELECT cohort, r, count() AS c
         FROM (
             SELECT bd, arrayJoin(arrayFilter(k -> bitAnd(bitShiftRight(tb, k), 1) = 1, range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
             FROM (
@@ -32,7 +32,7 @@ FROM (
                 GROUP BY a
             )
         )
-        GROUP BY bd, cohort, r
+        GROUP BY cohort, r
     )
 )
 GROUP BY breakdown, cohort, interval

@@ -1,7 +1,7 @@
 SELECT breakdown, cohort, interval, sum(c) AS actors
 FROM (
     SELECT if(value_rank <= {breakdown_limit:UInt32}, bd, {breakdown_other:String}) AS breakdown, cohort, c,
-        arrayJoin(arrayFilter(j -> j = 0 OR bitAnd(bitShiftRight(r, j), 1) = 1, range(toUInt64({intervals:UInt32} - cohort)))) AS interval
+        arrayJoin(arrayFilter(j -> j = 0 OR bitTest(r, j), range(toUInt64({intervals:UInt32} - cohort)))) AS interval
     FROM (
         SELECT *, dense_rank() OVER (ORDER BY volume DESC, bd) AS value_rank
         FROM (
@@ -9,7 +9,7 @@ FROM (
             FROM (
                 SELECT bd, cohort, r, count() AS c
                 FROM (
-                    SELECT bd, arrayJoin(arrayFilter(k -> bitAnd(bitShiftRight(tb, k), 1) = 1, range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+                    SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
                         SELECT any(bd) AS bd, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb
                         FROM (

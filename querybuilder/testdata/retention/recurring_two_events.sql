@@ -1,11 +1,11 @@
 SELECT breakdown, cohort, interval, sum(c) AS actors
 FROM (
     SELECT '' AS breakdown, cohort, c,
-        arrayJoin(arrayFilter(j -> j = 0 OR bitAnd(bitShiftRight(r, j), 1) = 1, range(toUInt64({intervals:UInt32} - cohort)))) AS interval
+        arrayJoin(arrayFilter(j -> j = 0 OR bitTest(r, j), range(toUInt64({intervals:UInt32} - cohort)))) AS interval
     FROM (
-        SELECT bd, cohort, r, count() AS c
+        SELECT cohort, r, count() AS c
         FROM (
-            SELECT bd, arrayJoin(arrayFilter(k -> bitAnd(bitShiftRight(tb, k), 1) = 1, range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+            SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
             FROM (
                 SELECT '' AS bd, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), t) AS tb, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), r) AS rb
                 FROM (
@@ -26,7 +26,7 @@ FROM (
                 GROUP BY a
             )
         )
-        GROUP BY bd, cohort, r
+        GROUP BY cohort, r
     )
 )
 GROUP BY breakdown, cohort, interval

@@ -1,0 +1,215 @@
+// Command retentionload times retention, lifecycle and stickiness on the
+// loaded project three ways in one interleaved run: (a) end to end through
+// the HTTP endpoint with refresh=true (no result cache), (b) the statement
+// the endpoint builds, run straight on the engine with its result
+// discarded (FORMAT Null), and (c) the best hand-written ClickHouse query
+// for the same numbers, its result discarded too. Before timing, each
+// case's numbers are checked: the HTTP answer, the generated statement's
+// rows and the hand-written query's rows must agree cell by cell.
+//
+// It runs every case every way once to warm up, then -runs rounds; each
+// round runs every case, and each case the three ways in turn. It prints
+// per case and way the median wall time, its spread (min-max) and the
+// median process CPU time (the engine runs in this process), and the
+// ratio HTTP / hand-written taken round by round (median and spread).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/insightd/insightd/benchmarks/loaded"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// benchCase is one measured request and its hand-written equivalent. cells
+// reads the HTTP result into cell -> count; the hand-written query answers
+// rows whose last column is the count and the others the cell.
+type benchCase struct {
+	name, kind, route string
+	body              map[string]any
+	hand              string
+	cells             func(raw json.RawMessage) map[string]float64
+}
+
+func main() {
+	f := loaded.RegisterFlags("analysis")
+	env := loaded.Start("retentionload", f)
+	defer env.Close()
+	ctx := context.Background()
+	last, err := time.Parse(time.DateOnly, env.To)
+	loaded.Check(err)
+	cases := benchCases(last)
+	fmt.Printf("project %d, last complete day %s, %d rounds after one warm-up round; started %s, load average %s\n\n",
+		*f.Project, env.To, *f.Runs, time.Now().UTC().Format(time.RFC3339), loadAverage())
+
+	type way struct {
+		wall, cpu []time.Duration
+	}
+	type runner struct {
+		c               benchCase
+		body            []byte
+		gen, hand       querybuilder.Statement
+		http, gw, hw    way
+		ratio, genRatio []float64
+	}
+	var rs []*runner
+	for _, c := range cases {
+		r := &runner{c: c}
+		r.body, _ = json.Marshal(c.body)
+		r.gen, err = env.Generated(ctx, c.kind, r.body)
+		loaded.Check(err)
+		r.hand = querybuilder.Statement{SQL: c.hand, Params: map[string]any{"team": *f.Project}}
+		check(ctx, env, r.c, r.body, r.gen, r.hand)
+		rs = append(rs, r)
+	}
+	timed := func(w *way, fn func()) time.Duration {
+		c0, t0 := loaded.CPUTime(), time.Now()
+		fn()
+		d := time.Since(t0)
+		w.wall, w.cpu = append(w.wall, d), append(w.cpu, loaded.CPUTime()-c0)
+		return d
+	}
+	discard := func(st querybuilder.Statement) func() {
+		st.SQL = strings.TrimSpace(st.SQL) + "\nFORMAT Null"
+		return func() {
+			_, err := env.Engine.Query(ctx, st)
+			loaded.Check(err)
+		}
+	}
+	for round := 0; round <= *f.Runs; round++ {
+		for _, r := range rs {
+			var scratch way
+			h, g, w := &r.http, &r.gw, &r.hw
+			if round == 0 { // warm-up, not recorded
+				h, g, w = &scratch, &scratch, &scratch
+			}
+			dh := timed(h, func() { httpResult(env, r.c.route, r.body) })
+			dg := timed(g, discard(r.gen))
+			dw := timed(w, discard(r.hand))
+			if round > 0 {
+				r.ratio = append(r.ratio, float64(dh)/float64(dw))
+				r.genRatio = append(r.genRatio, float64(dg)/float64(dw))
+			}
+		}
+	}
+	fmt.Println("| case | HTTP ms median (min-max) | CPU ms | generated ms median (min-max) | CPU ms | hand-written ms median (min-max) | CPU ms | HTTP / hand median (min-max) | generated / hand |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
+		fmt.Printf("| %s | %s | %.0f | %s | %.0f | %s | %.0f | %s | %.2f |\n", r.c.name,
+			spread(r.http.wall), loaded.Ms(loaded.Median(r.http.cpu)), spread(r.gw.wall), loaded.Ms(loaded.Median(r.gw.cpu)),
+			spread(r.hw.wall), loaded.Ms(loaded.Median(r.hw.cpu)), ratios(r.ratio), median(r.genRatio))
+	}
+	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loadAverage())
+}
+
+// check fails unless the three ways give the same numbers.
+func check(ctx context.Context, env *loaded.Env, c benchCase, body []byte, gen, hand querybuilder.Statement) {
+	fromHTTP := c.cells(httpResult(env, c.route, body))
+	rows, err := env.Engine.Query(ctx, hand)
+	loaded.Check(err)
+	fromHand := map[string]float64{}
+	for _, r := range rows.Data {
+		var key []string
+		for _, v := range r[:len(r)-1] {
+			key = append(key, fmt.Sprint(v))
+		}
+		fromHand[strings.Join(key, "/")] += number(r[len(r)-1])
+	}
+	genRows, err := env.Engine.Query(ctx, gen)
+	loaded.Check(err)
+	for k, v := range fromHTTP { // zero cells are answered by HTTP only
+		if v == 0 {
+			delete(fromHTTP, k)
+		}
+	}
+	if !equal(fromHTTP, fromHand) || len(genRows.Data) == 0 {
+		fmt.Fprintf(os.Stderr, "%s: HTTP and hand-written differ\nHTTP %v\nhand %v\n", c.name, fromHTTP, fromHand)
+		os.Exit(1)
+	}
+	var total float64
+	for _, v := range fromHand {
+		total += v
+	}
+	fmt.Printf("%s: %d cells agree (total %.0f)\n", c.name, len(fromHand), total)
+}
+
+func equal(a, b map[string]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// httpResult posts body to the endpoint with refresh=true and returns
+// the result, read and decoded as a client does.
+func httpResult(env *loaded.Env, route string, body []byte) json.RawMessage {
+	req, _ := http.NewRequest("POST", env.InsightsURL+route+"/?refresh=true", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+env.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := env.Client.Do(req)
+	loaded.Check(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	loaded.Check(err)
+	if resp.StatusCode != 200 {
+		loaded.Check(fmt.Errorf("%s: %d %s", route, resp.StatusCode, b))
+	}
+	var out struct {
+		Result json.RawMessage `json:"result"`
+	}
+	loaded.Check(json.Unmarshal(b, &out))
+	return out.Result
+}
+
+func number(v any) float64 {
+	switch x := v.(type) {
+	case uint64:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case float64:
+		return x
+	}
+	loaded.Check(fmt.Errorf("count of type %T", v))
+	return 0
+}
+
+func spread(ds []time.Duration) string {
+	return fmt.Sprintf("%.0f (%.0f-%.0f)", loaded.Ms(loaded.Median(ds)), loaded.Ms(slices.Min(ds)), loaded.Ms(slices.Max(ds)))
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ratios(xs []float64) string {
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", median(xs), slices.Min(xs), slices.Max(xs))
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
