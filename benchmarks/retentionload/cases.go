@@ -95,7 +95,7 @@ FROM (
             SELECT person_id, groupBitOr(bitShiftLeft(toUInt64(1), d)) AS b, groupArray((d, v)) AS cohorts
             FROM (
                 SELECT person_id, toRelativeDayNum(timestamp) - toRelativeDayNum(toDate('%[1]s')) AS d,
-                    argMin(mat_browser, (timestamp, uuid)) AS v
+                    argMin(mat_browser, bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(timestamp)), 128), toUInt256(toUInt128(uuid)))) AS v
                 %[4]s AND timestamp >= '%[1]s' AND timestamp < '%[2]s'
                 GROUP BY person_id, d
             )
