@@ -124,17 +124,18 @@ func ShapeRetention(q *RetentionQuery, rows [][]any) (RetentionResult, error) {
 	}
 	out := RetentionResult{}
 	name := periodName(q.Period)
+	peopleURL := q.peopleURLs()
 	for _, v := range values {
 		for k := 0; k < q.Intervals; k++ {
 			row := RetentionRow{Label: name + " " + strconv.Itoa(k), Date: q.starts[k].In(q.clock.loc).Format(time.RFC3339),
-				PeopleURL: q.peopleURL(v, k, -1), Values: []RetentionValue{}}
+				PeopleURL: peopleURL(v, k, -1), Values: []RetentionValue{}}
 			if q.Breakdown != nil {
 				value := v
 				row.BreakdownValue = &value
 			}
 			for j := 0; k+j < q.Intervals; j++ {
 				row.Values = append(row.Values, RetentionValue{Count: counts[retentionCell{v, k, j}], People: []any{},
-					PeopleURL: q.peopleURL(v, k, j)})
+					PeopleURL: peopleURL(v, k, j)})
 			}
 			out = append(out, row)
 		}
@@ -142,9 +143,9 @@ func ShapeRetention(q *RetentionQuery, rows [][]any) (RetentionResult, error) {
 	return out, nil
 }
 
-// peopleURL is where clients fetch the actors of cohort k (j < 0) or of
-// its cell j: the request as parsed, and the cell.
-func (q *RetentionQuery) peopleURL(value string, k, j int) string {
+// peopleURLs makes the people URLs of a result: the request as parsed,
+// encoded once, and each cohort (j < 0) or cell.
+func (q *RetentionQuery) peopleURLs() func(value string, k, j int) string {
 	v := url.Values{}
 	v.Set("insight", "RETENTION")
 	entity := func(e Entity) string {
@@ -178,11 +179,17 @@ func (q *RetentionQuery) peopleURL(value string, k, j int) string {
 	if q.Breakdown != nil {
 		v.Set("breakdown", q.Breakdown.Property)
 		v.Set("breakdown_type", q.Breakdown.Type)
-		v.Set("breakdown_value", value)
 	}
-	v.Set("selected_interval", strconv.Itoa(k))
-	if j >= 0 {
-		v.Set("returning_interval", strconv.Itoa(j))
+	base := fmt.Sprintf("/api/projects/%d/persons/retention/?%s", q.Project.ID, v.Encode())
+	return func(value string, k, j int) string {
+		u := base
+		if q.Breakdown != nil {
+			u += "&breakdown_value=" + url.QueryEscape(value)
+		}
+		u += "&selected_interval=" + strconv.Itoa(k)
+		if j >= 0 {
+			u += "&returning_interval=" + strconv.Itoa(j)
+		}
+		return u
 	}
-	return fmt.Sprintf("/api/projects/%d/persons/retention/?%s", q.Project.ID, v.Encode())
 }

@@ -73,7 +73,9 @@ func (rb *retentionBuilder) events() string {
 		cols = append(cols, "e.timestamp AS ts")
 	}
 	if q.Breakdown != nil {
-		cols = append(cols, q.Breakdown.valueSQL(&s.scope)+" AS bd")
+		// The raw value: the null value replaces an empty one only after
+		// grouping (memberships), not per event.
+		cols = append(cols, propertyText(&s.scope, q.Breakdown.Type, q.Breakdown.Property)+" AS bd")
 	}
 	if rb.eventBreakdown() {
 		// An event's order as one number: its time, then its uuid. A
@@ -143,13 +145,13 @@ func (rb *retentionBuilder) actors(events string) string {
 	case rb.eventBreakdown() && !q.FirstTime:
 		// Per actor and period first: each cohort's value is the value of
 		// the period's first target event.
-		entry := "argMin(bd, at)"
+		entry, flags, hasR, cohorts := "argMin(bd, at)", "", "1", "groupArray((p, entry_bd))"
 		if rb.t != "1" {
-			entry = "argMinIf(bd, at, t)"
+			entry, flags, hasR = "argMinIf(bd, at, t)", "max(t) AS has_t, max(r) AS has_r, ", "has_r"
+			cohorts = "groupArrayIf((p, entry_bd), has_t)"
 		}
-		periods := "SELECT a, p, max(" + rb.t + ") AS has_t, max(" + rb.r + ") AS has_r, " + entry + " AS entry_bd\nFROM (\n" + indent(events) +
-			"\n)\nGROUP BY a, p"
-		perActor := "SELECT a, " + orIf(rb.bit("p"), "has_r") + " AS rb, groupArrayIf((p, entry_bd), has_t) AS cohorts\nFROM (\n" +
+		periods := "SELECT a, p, " + flags + entry + " AS entry_bd\nFROM (\n" + indent(events) + "\n)\nGROUP BY a, p"
+		perActor := "SELECT a, " + orIf(rb.bit("p"), hasR) + " AS rb, " + cohorts + " AS cohorts\nFROM (\n" +
 			indent(periods) + "\n)\nGROUP BY a"
 		return "SELECT cohort.2 AS bd, " + rb.bit("cohort.1") + " AS tb, rb\nFROM (\n" + indent(perActor) + "\n)\nARRAY JOIN cohorts AS cohort"
 	case q.FirstTime:
@@ -198,7 +200,11 @@ func (rb *retentionBuilder) cells(actors string) string {
 	if q.Breakdown != nil {
 		keys = "bd, cohort, r"
 	}
-	memberships := "SELECT bd, arrayJoin(arrayFilter(k -> " + bitSet("tb", "k") + ", range(" + rb.n + "))) AS cohort, bitShiftRight(rb, cohort) AS r\nFROM (\n" +
+	bd := "bd"
+	if q.Breakdown != nil {
+		bd = nullBreakdown("bd", rb.s.binder) + " AS bd"
+	}
+	memberships := "SELECT " + bd + ", arrayJoin(arrayFilter(k -> " + bitSet("tb", "k") + ", range(" + rb.n + "))) AS cohort, bitShiftRight(rb, cohort) AS r\nFROM (\n" +
 		indent(actors) + "\n)"
 	groups := "SELECT " + keys + ", count() AS c\nFROM (\n" + indent(memberships) + "\n)\nGROUP BY " + keys
 	value := "''"

@@ -9,17 +9,17 @@ FROM (
             FROM (
                 SELECT bd, cohort, r, count() AS c
                 FROM (
-                    SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+                    SELECT if(empty(bd), {breakdown_null:String}, bd) AS bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
                         SELECT cohort.2 AS bd, bitShiftLeft(toUInt64(1), toUInt64(greatest(cohort.1, 0))) AS tb, rb
                         FROM (
-                            SELECT a, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), has_r) AS rb, groupArrayIf((p, entry_bd), has_t) AS cohorts
+                            SELECT a, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb, groupArray((p, entry_bd)) AS cohorts
                             FROM (
-                                SELECT a, p, max(1) AS has_t, max(1) AS has_r, argMin(bd, at) AS entry_bd
+                                SELECT a, p, argMin(bd, at) AS entry_bd
                                 FROM (
                                     SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                         toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})) AS p,
-                                        if(empty(e.mat_browser), {breakdown_null:String}, e.mat_browser) AS bd,
+                                        e.mat_browser AS bd,
                                         bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp)), 128), toUInt256(toUInt128(e.uuid))) AS at
                                     FROM events AS e
                                     LEFT JOIN (

@@ -9,7 +9,7 @@ FROM (
             FROM (
                 SELECT bd, cohort, r, count() AS c
                 FROM (
-                    SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+                    SELECT if(empty(bd), {breakdown_null:String}, bd) AS bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
                         SELECT bd, if(first >= {p3:DateTime64(6, 'UTC')}, bitShiftLeft(toUInt64(1), toUInt64(greatest(toInt64(toRelativeDayNum(first, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 0))), 0) AS tb, rb
                         FROM (
@@ -18,7 +18,7 @@ FROM (
                                 SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                     toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})) AS p,
                                     e.timestamp AS ts,
-                                    if(empty(JSONExtractString(e.properties, {p2:String})), {breakdown_null:String}, JSONExtractString(e.properties, {p2:String})) AS bd,
+                                    JSONExtractString(e.properties, {p2:String}) AS bd,
                                     bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp)), 128), toUInt256(toUInt128(e.uuid))) AS at
                                 FROM events AS e
                                 LEFT JOIN (

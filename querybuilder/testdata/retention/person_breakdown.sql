@@ -9,13 +9,13 @@ FROM (
             FROM (
                 SELECT bd, cohort, r, count() AS c
                 FROM (
-                    SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
+                    SELECT if(empty(bd), {breakdown_null:String}, bd) AS bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
                         SELECT any(bd) AS bd, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb
                         FROM (
                             SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                 toInt64(toRelativeMonthNum(e.timestamp, {tz:String})) - toInt64(toRelativeMonthNum({p1:Date})) AS p,
-                                if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) AS bd
+                                pp.pp_0 AS bd
                             FROM events AS e
                             LEFT JOIN (
                                 SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
