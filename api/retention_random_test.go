@@ -238,6 +238,26 @@ func TestLifecycleAndStickinessMatchTheReferenceOnRandomEvents(t *testing.T) {
 							t.Fatalf("got %v, want %v", data, want)
 						}
 					})
+					if rg.unit != "day" {
+						continue
+					}
+					t.Run("stickiness compared "+name, func(t *testing.T) {
+						body := map[string]any{"insight": "STICKINESS", "events": []any{map[string]any{"id": event}}, "compare": true}
+						for k, v := range rg.body {
+							body[k] = v
+						}
+						var got []apiTrendSeries
+						p.result(t, "trend", body, &got)
+						// The ten days before 1 March.
+						want := refStickiness(events, cal, "day", event, rg.from.AddDate(0, 0, -10), rg.from.Add(-time.Microsecond))
+						var data []int
+						for _, v := range got[1].Data {
+							data = append(data, int(v))
+						}
+						if len(got) != 2 || !reflect.DeepEqual(data, want) {
+							t.Fatalf("previous period: got %v, want %v", data, want)
+						}
+					})
 				}
 			}
 		}
