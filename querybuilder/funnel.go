@@ -81,7 +81,7 @@ var windowUnits = map[string]time.Duration{
 // funnelKind answers insights/funnel and computes FUNNELS insights;
 // timingKind answers insights/timing.
 var (
-	funnelKind = Kind{Name: "funnel", Route: "funnel", Insight: "FUNNELS",
+	funnelKind = Kind{Name: "funnel", Route: "funnel", Insight: "FUNNELS", Persons: "funnel",
 		Parse: func(p Params, env Env) (Query, error) { return ParseFunnel(p, env) }}
 	timingKind = Kind{Name: "timing", Route: "timing",
 		Parse: func(p Params, env Env) (Query, error) { return ParseTiming(p, env) }}

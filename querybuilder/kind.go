@@ -74,6 +74,10 @@ type Kind struct {
 	// Insight is the filters.insight value of saved insights computed
 	// by this kind, "" for none.
 	Insight string
+	// Persons is the route under /api/projects/:id/persons/ that lists
+	// the actors behind its numbers ("" for none); the kind's queries are
+	// ActorsListers.
+	Persons string
 	// Claims, when set, says whether the kind answers a request on a
 	// route it shares with the route's default kind (the one without
 	// Claims): lifecycle and stickiness share insights/trend.
@@ -158,4 +162,27 @@ func ForSavedInsight(p Params) (*Kind, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ForPersons is the kind whose actors /api/projects/:id/persons/<route>/
+// lists.
+func ForPersons(route string) (*Kind, bool) {
+	for _, k := range registry {
+		if k.Persons != "" && k.Persons == route {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// PersonsRoutes lists the persons routes of the registered kinds.
+func PersonsRoutes() []string {
+	var out []string
+	for _, k := range registry {
+		if k.Persons != "" {
+			out = append(out, k.Persons)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

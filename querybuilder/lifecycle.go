@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -22,7 +21,7 @@ var lifecycleStatuses = []string{"new", "returning", "resurrecting", "dormant"}
 
 // lifecycleKind answers insights/trend for lifecycle requests and
 // computes LIFECYCLE insights.
-var lifecycleKind = Kind{Name: "lifecycle", Route: "trend", Insight: "LIFECYCLE",
+var lifecycleKind = Kind{Name: "lifecycle", Route: "trend", Insight: "LIFECYCLE", Persons: "lifecycle",
 	Claims: func(p Params) bool { return claims(p, "LIFECYCLE") },
 	Parse:  func(p Params, env Env) (Query, error) { return ParseLifecycle(p, env) }}
 
@@ -82,18 +81,87 @@ func (q *LifecycleQuery) read() joins {
 var lifecycleColumns = []string{"bucket", "status", "actors"}
 
 // Build implements Query. The statement reads the entity's events of
-// the range and of the bucket before it, per actor the sorted indexes of
-// the buckets they were active in (0: the bucket before), and compares
-// each with its neighbours: one pass over the events grouped by actor.
-// An actor's creation is the person's created_at (their first event as
-// ingestion saw it; merges keep the earlier), or for groups the group's
-// first event.
+// the range and of the bucket before it, per actor the buckets they were
+// active in (0: the bucket before) and their creation bucket, and compares
+// each bucket with the one before: one pass over the events grouped by
+// actor. An actor's creation is the person's created_at (their first
+// event as ingestion saw it; merges keep the earlier), or for groups the
+// group's first event.
 func (q *LifecycleQuery) Build(f Facts) (Statement, error) {
+	lb, err := q.builder(f)
+	if err != nil {
+		return Statement{}, err
+	}
+	if lb.bits {
+		return lb.s.statement(lifecycleBits(lb.perActor, lb.n)), nil
+	}
+	statuses := "arrayConcat(\n" +
+		"    arrayFilter(x -> x.1 >= 1, arrayMap((b, i) -> (b, multiIf(b = cp, 'new', i > 1 AND ps[i - 1] = b - 1, 'returning', 'resurrecting')), ps, arrayEnumerate(ps))),\n" +
+		"    arrayMap(b -> (b + 1, 'dormant'), arrayFilter((b, i) -> b < " + lb.n + " AND (i = length(ps) OR ps[i + 1] != b + 1), ps, arrayEnumerate(ps))))"
+	sql := "SELECT st.1 AS bucket, st.2 AS status, count() AS actors\nFROM (\n" + indent(lb.perActor) + "\n)\nARRAY JOIN " + statuses +
+		" AS st\nGROUP BY bucket, status"
+	return lb.s.statement(sql), nil
+}
+
+// Actors implements ActorsLister: the actors of lifecycle_type (new,
+// returning, resurrecting, dormant) in the bucket starting at
+// target_date.
+func (q *LifecycleQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
+	pr := &problems{}
+	status, _ := sel.str("lifecycle_type", pr)
+	target, _ := sel.str("target_date", pr)
+	lb, err := q.builder(f)
+	if err != nil {
+		return Statement{}, err
+	}
+	bucket := 0
+	if t, err := time.Parse(time.RFC3339, target); err == nil {
+		for i, b := range q.Range.Buckets() {
+			if b.Start.Equal(t) {
+				bucket = i + 1
+			}
+		}
+	}
+	if bucket == 0 {
+		pr.add("target_date", "target_date must be the start of one of the range's buckets (RFC 3339), got %q", target)
+	}
+	active := func(b string) string { return "has(ps, " + b + ")" }
+	if lb.bits {
+		active = func(b string) string { return "bitAnd(bitShiftRight(act, " + b + "), 1) = 1" }
+	}
+	b := lb.s.bind("Int64", bucket)
+	conds := map[string]string{
+		"new":          active(b) + " AND cp = " + b,
+		"returning":    active(b) + " AND cp != " + b + " AND " + active(b+" - 1"),
+		"resurrecting": active(b) + " AND cp != " + b + " AND NOT " + active(b+" - 1"),
+		"dormant":      "NOT " + active(b) + " AND " + active(b+" - 1"),
+	}
+	cond, ok := conds[status]
+	if !ok {
+		pr.add("lifecycle_type", "lifecycle_type must be one of new, returning, resurrecting, dormant; got %q", status)
+	}
+	if !pr.ok() {
+		return Statement{}, pr.err()
+	}
+	return actorsPage(lb.s, "SELECT a AS actor\nFROM (\n"+indent(lb.perActor)+"\n)\nWHERE "+cond, page), nil
+}
+
+// lifecycleBuilder holds a statement's per-actor read: columns a, cp (the
+// creation bucket, -1 before the bucket before the range) and act (a bit
+// per active bucket, up to 63 buckets) or ps (their sorted indexes).
+type lifecycleBuilder struct {
+	s        *eventSource
+	perActor string
+	bits     bool
+	n        string
+}
+
+func (q *LifecycleQuery) builder(f Facts) (*lifecycleBuilder, error) {
 	if q.TrendsQuery == nil || q.clock.loc == nil || len(q.Series) != 1 {
-		return Statement{}, errors.New("querybuilder: a lifecycle needs a request that ParseLifecycle validated")
+		return nil, errors.New("querybuilder: a lifecycle needs a request that ParseLifecycle validated")
 	}
 	if err := q.applyFacts(f); err != nil {
-		return Statement{}, err
+		return nil, err
 	}
 	s := newEventSource(&q.Common, f)
 	e := q.Series[0]
@@ -116,20 +184,15 @@ func (q *LifecycleQuery) Build(f Facts) (Statement, error) {
 		created = "SELECT " + col + " AS id, min(timestamp) AS c FROM " + s.schema.Events + " WHERE team_id = {team:Int64} AND " + col +
 			" != '' AND timestamp < " + end + " GROUP BY id"
 	}
-	n := s.named("buckets", "Int64", len(bs))
-	created = "\n) AS x\nLEFT JOIN (\n    " + created + "\n) AS pc ON x.a = pc.id"
-	cp := "if(pc.c >= " + from + ", " + s.periodIndex(q.Interval, "pc.c", first) + ", -1) AS cp"
-	if len(bs) < 64 {
-		return s.statement(lifecycleBits(events, created, cp, n)), nil
+	lb := &lifecycleBuilder{s: s, n: s.named("buckets", "Int64", len(bs)), bits: len(bs) < 64}
+	active, col := "SELECT a, arraySort(groupUniqArray(p)) AS ps", "ps"
+	if lb.bits {
+		active, col = "SELECT a, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p))) AS act", "act"
 	}
-	active := "SELECT a, arraySort(groupUniqArray(p)) AS ps\nFROM (\n" + indent(events) + "\n)\nGROUP BY a"
-	withCreated := "SELECT ps, " + cp + "\nFROM (\n" + indent(active) + created
-	statuses := "arrayConcat(\n" +
-		"    arrayFilter(x -> x.1 >= 1, arrayMap((b, i) -> (b, multiIf(b = cp, 'new', i > 1 AND ps[i - 1] = b - 1, 'returning', 'resurrecting')), ps, arrayEnumerate(ps))),\n" +
-		"    arrayMap(b -> (b + 1, 'dormant'), arrayFilter((b, i) -> b < " + n + " AND (i = length(ps) OR ps[i + 1] != b + 1), ps, arrayEnumerate(ps))))"
-	sql := "SELECT st.1 AS bucket, st.2 AS status, count() AS actors\nFROM (\n" + indent(withCreated) + "\n)\nARRAY JOIN " + statuses +
-		" AS st\nGROUP BY bucket, status"
-	return s.statement(sql), nil
+	active += "\nFROM (\n" + indent(events) + "\n)\nGROUP BY a"
+	lb.perActor = "SELECT a, " + col + ", if(pc.c >= " + from + ", " + s.periodIndex(q.Interval, "pc.c", first) + ", -1) AS cp\nFROM (\n" +
+		indent(active) + "\n) AS x\nLEFT JOIN (\n    " + created + "\n) AS pc ON x.a = pc.id"
+	return lb, nil
 }
 
 // lifecycleBits is the statement for ranges of up to 63 buckets: each
@@ -138,9 +201,8 @@ func (q *LifecycleQuery) Build(f Facts) (Statement, error) {
 // group's buckets where it was active or active the bucket before given a
 // status. One filter and one multiIf per group measured faster than a
 // bit mask per status (0.49 against 0.63 s on the 30-day benchmark).
-func lifecycleBits(events, created, cp, n string) string {
-	active := "SELECT a, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p))) AS act\nFROM (\n" + indent(events) + "\n)\nGROUP BY a"
-	groups := "SELECT act, cp, count() AS c\nFROM (\n" + indent("SELECT act, "+cp+"\nFROM (\n"+indent(active)+created) + "\n)\nGROUP BY act, cp"
+func lifecycleBits(perActor, n string) string {
+	groups := "SELECT act, cp, count() AS c\nFROM (\n" + indent(perActor) + "\n)\nGROUP BY act, cp"
 	bit := func(b string) string { return "bitAnd(bitShiftRight(act, " + b + "), 1) = 1" }
 	statuses := "SELECT c, arrayJoin(arrayFilter(b -> " + bit("b") + " OR " + bit("b - 1") + ", range(1, toUInt64(" + n + " + 1)))) AS bucket,\n" +
 		"    multiIf(NOT " + bit("bucket") + ", 'dormant', bucket = cp, 'new', " + bit("bucket - 1") + ", 'returning', 'resurrecting') AS status\n" +
@@ -183,6 +245,7 @@ func (q *LifecycleQuery) Shape(rows [][]any) (Result, error) {
 	}
 	e := q.Series[0]
 	out := TrendsResult{}
+	base := q.peopleBase("lifecycle")
 	for _, st := range lifecycleStatuses {
 		s := TrendSeries{Action: e.JSON(), Label: e.Label() + " - " + st, Status: st, Filter: q.filterJSON(q.Range),
 			Data: counts[st], Days: []string{}, Labels: []string{}, PersonsURLs: []map[string]string{}}
@@ -191,36 +254,12 @@ func (q *LifecycleQuery) Shape(rows [][]any) (Result, error) {
 			s.Count += s.Data[k]
 			s.Days = append(s.Days, b.Day)
 			s.Labels = append(s.Labels, b.Label)
-			s.PersonsURLs = append(s.PersonsURLs, q.personsURL(st, b))
+			s.PersonsURLs = append(s.PersonsURLs, map[string]string{"url": withSelection(base, map[string]string{
+				"lifecycle_type": st, "target_date": b.Start.In(q.clock.loc).Format(time.RFC3339)})})
 		}
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// personsURL is where clients fetch the actors of one status in one
-// bucket.
-func (q *LifecycleQuery) personsURL(status string, b Bucket) map[string]string {
-	v := url.Values{}
-	v.Set("insight", "LIFECYCLE")
-	e := q.Series[0]
-	if !e.AllEvents {
-		v.Set("entity_id", e.ID)
-	}
-	v.Set("entity_type", e.Type)
-	v.Set("lifecycle_type", status)
-	v.Set("target_date", b.Start.In(q.clock.loc).Format(time.RFC3339))
-	v.Set("interval", q.Interval.String())
-	v.Set("date_from", q.Range.From.In(q.clock.loc).Format(time.RFC3339Nano))
-	v.Set("date_to", q.Range.To.In(q.clock.loc).Format(time.RFC3339Nano))
-	if q.Properties != nil {
-		b, _ := json.Marshal(q.Properties.JSON())
-		v.Set("properties", string(b))
-	}
-	if q.FilterTestAccounts {
-		v.Set("filter_test_accounts", "true")
-	}
-	return map[string]string{"url": fmt.Sprintf("api/projects/%d/persons/lifecycle/?%s", q.Project.ID, v.Encode())}
 }
 
 // Decode implements Query.

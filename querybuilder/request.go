@@ -112,6 +112,8 @@ type Common struct {
 	// settings are the project's settings the request applied beyond its
 	// timezone, week and test accounts (SettingsUsed).
 	settings map[string]json.RawMessage
+	// raw is the request as sent, for the people URLs of its result.
+	raw Params
 }
 
 // useSetting records that the request applies a project setting (path
@@ -179,6 +181,7 @@ func (c *Common) RelativeInstants() []time.Time { return c.relative }
 // parse reads the common parameters: properties, filter_test_accounts,
 // date_from, date_to and interval.
 func (c *Common) parse(p Params, pr *problems) {
+	c.raw = p
 	if raw, ok := p.document("properties"); ok {
 		c.Properties = c.properties(pr).parse(raw, "properties", "properties")
 	}

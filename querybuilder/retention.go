@@ -42,7 +42,7 @@ const (
 )
 
 // retentionKind answers insights/retention and computes RETENTION insights.
-var retentionKind = Kind{Name: "retention", Route: "retention", Insight: "RETENTION",
+var retentionKind = Kind{Name: "retention", Route: "retention", Insight: "RETENTION", Persons: "retention",
 	Parse: func(p Params, env Env) (Query, error) { return ParseRetention(p, env) }}
 
 // retentionPeriods are the period parameter's values (any case).

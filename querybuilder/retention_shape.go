@@ -1,9 +1,7 @@
 package querybuilder
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,53 +141,18 @@ func ShapeRetention(q *RetentionQuery, rows [][]any) (RetentionResult, error) {
 	return out, nil
 }
 
-// peopleURLs makes the people URLs of a result: the request as parsed,
-// encoded once, and each cohort (j < 0) or cell.
+// peopleURLs makes the people URLs of a result: the request, encoded
+// once, and each cohort (j < 0) or cell.
 func (q *RetentionQuery) peopleURLs() func(value string, k, j int) string {
-	v := url.Values{}
-	v.Set("insight", "RETENTION")
-	entity := func(e Entity) string {
-		m := map[string]any{"id": e.JSON()["id"], "type": e.Type}
-		if e.Properties != nil {
-			m["properties"] = e.Properties.JSON()
-		}
-		b, _ := json.Marshal(m)
-		return string(b)
-	}
-	v.Set("target_entity", entity(q.Target))
-	v.Set("returning_entity", entity(q.Returning))
-	v.Set("period", periodName(q.Period))
-	v.Set("total_intervals", strconv.Itoa(q.Intervals))
-	v.Set("date_to", q.Range.To.In(q.clock.loc).Format(time.RFC3339Nano))
-	if q.FirstTime {
-		v.Set("retention_type", retentionFirstTime)
-	} else {
-		v.Set("retention_type", retentionRecurring)
-	}
-	if q.Properties != nil {
-		b, _ := json.Marshal(q.Properties.JSON())
-		v.Set("properties", string(b))
-	}
-	if q.FilterTestAccounts {
-		v.Set("filter_test_accounts", "true")
-	}
-	if q.AggregationGroupTypeIndex > 0 {
-		v.Set("aggregation_group_type_index", strconv.Itoa(q.AggregationGroupTypeIndex))
-	}
-	if q.Breakdown != nil {
-		v.Set("breakdown", q.Breakdown.Property)
-		v.Set("breakdown_type", q.Breakdown.Type)
-	}
-	base := fmt.Sprintf("/api/projects/%d/persons/retention/?%s", q.Project.ID, v.Encode())
+	base := q.peopleBase("retention")
 	return func(value string, k, j int) string {
-		u := base
+		sel := map[string]string{"selected_interval": strconv.Itoa(k)}
 		if q.Breakdown != nil {
-			u += "&breakdown_value=" + url.QueryEscape(value)
+			sel["breakdown_value"] = value
 		}
-		u += "&selected_interval=" + strconv.Itoa(k)
 		if j >= 0 {
-			u += "&returning_interval=" + strconv.Itoa(j)
+			sel["returning_interval"] = strconv.Itoa(j)
 		}
-		return u
+		return withSelection(base, sel)
 	}
 }

@@ -32,13 +32,65 @@ func BuildRetention(q *RetentionQuery, f Facts) (Statement, error) {
 	if q == nil || q.clock.loc == nil || len(q.starts) != q.Intervals+1 {
 		return Statement{}, errors.New("querybuilder: BuildRetention needs a request that ParseRetention validated")
 	}
+	rb := q.builder(f)
+	return rb.s.statement(rb.cells(rb.actors(rb.events()))), nil
+}
+
+func (q *RetentionQuery) builder(f Facts) *retentionBuilder {
 	rb := &retentionBuilder{q: q, s: newEventSource(&q.Common, f)}
 	rb.n = rb.s.named("intervals", "UInt32", q.Intervals)
 	rb.bits = "UInt64"
 	if q.Intervals > 64 {
 		rb.bits = "UInt128" // total_intervals is at most 100
 	}
-	return rb.s.statement(rb.cells(rb.actors(rb.events()))), nil
+	return rb
+}
+
+// Actors implements ActorsLister: the actors of cohort selected_interval
+// (with returning_interval, those of its cell) and, broken down, of
+// breakdown_value.
+func (q *RetentionQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
+	if q == nil || q.clock.loc == nil || len(q.starts) != q.Intervals+1 {
+		return Statement{}, errors.New("querybuilder: retention actors need a request that ParseRetention validated")
+	}
+	pr := &problems{}
+	k := selInt(sel, "selected_interval", pr)
+	j := -1
+	if n, ok := sel.integer("returning_interval", pr); ok {
+		j = int(n)
+	}
+	value, _ := sel.str("breakdown_value", pr)
+	if k < 0 || k >= q.Intervals || j >= q.Intervals-k {
+		pr.add("selected_interval", "selected_interval and returning_interval must name a cell: 0 <= selected_interval < %d, "+
+			"returning_interval below total_intervals - selected_interval", q.Intervals)
+	}
+	if q.Breakdown != nil && !sel.present("breakdown_value") {
+		pr.add("breakdown_value", "breakdown_value is required with a breakdown")
+	}
+	if !pr.ok() {
+		return Statement{}, pr.err()
+	}
+	rb := q.builder(f)
+	bit := func(x, i string) string { return "bitAnd(bitShiftRight(" + x + ", " + i + "), 1) = 1" }
+	kk := rb.s.bind("UInt32", uint32(k))
+	cond := bit("tb", kk)
+	if j > 0 {
+		cond += " AND " + bit("rb", kk+" + "+rb.s.bind("UInt32", uint32(j)))
+	}
+	rows := rb.actors(rb.events())
+	if q.Breakdown != nil {
+		// The value as the cells fold it: ranked by cohort memberships.
+		named := "SELECT *, " + nullBreakdown("bd", rb.s.binder) + " AS value\nFROM (\n" + indent(rows) + "\n)"
+		volume := "SELECT *, sum(bitCount(tb)) OVER (PARTITION BY value) AS volume\nFROM (\n" + indent(named) + "\n)"
+		rows = "SELECT *, dense_rank() OVER (ORDER BY volume DESC, value) AS value_rank\nFROM (\n" + indent(volume) + "\n)"
+		limit := rb.s.named("breakdown_limit", "UInt32", q.Breakdown.Limit)
+		if value == BreakdownOther {
+			cond += " AND value_rank > " + limit
+		} else {
+			cond += " AND value_rank <= " + limit + " AND value = " + rb.s.str(value)
+		}
+	}
+	return actorsPage(rb.s, "SELECT a AS actor\nFROM (\n"+indent(rows)+"\n)\nWHERE "+cond, page), nil
 }
 
 type retentionBuilder struct {
@@ -138,7 +190,8 @@ func and(conds ...string) string {
 	return strings.Join(out, " AND ")
 }
 
-// actors is step 2: one row per actor (and cohort value) with bd, tb, rb.
+// actors is step 2: one row per actor (and cohort value) with a, bd, tb,
+// rb.
 func (rb *retentionBuilder) actors(events string) string {
 	q := rb.q
 	switch {
@@ -153,7 +206,7 @@ func (rb *retentionBuilder) actors(events string) string {
 		periods := "SELECT a, p, " + flags + entry + " AS entry_bd\nFROM (\n" + indent(events) + "\n)\nGROUP BY a, p"
 		perActor := "SELECT a, " + orIf(rb.bit("p"), hasR) + " AS rb, " + cohorts + " AS cohorts\nFROM (\n" +
 			indent(periods) + "\n)\nGROUP BY a"
-		return "SELECT cohort.2 AS bd, " + rb.bit("cohort.1") + " AS tb, rb\nFROM (\n" + indent(perActor) + "\n)\nARRAY JOIN cohorts AS cohort"
+		return "SELECT a, cohort.2 AS bd, " + rb.bit("cohort.1") + " AS tb, rb\nFROM (\n" + indent(perActor) + "\n)\nARRAY JOIN cohorts AS cohort"
 	case q.FirstTime:
 		// The first target event ever decides the cohort: its period,
 		// when it is in the window. Returning events count in the window
@@ -169,16 +222,16 @@ func (rb *retentionBuilder) actors(events string) string {
 		if rb.t != "1" {
 			first = "minIf(ts, t)" // 1970 for none: no cohort
 		}
-		perActor := "SELECT " + value + " AS bd, " + first + " AS first, " + orIf(rb.bit("p"), and(rb.r, "ts >= "+rb.from)) + " AS rb\nFROM (\n" +
+		perActor := "SELECT a, " + value + " AS bd, " + first + " AS first, " + orIf(rb.bit("p"), and(rb.r, "ts >= "+rb.from)) + " AS rb\nFROM (\n" +
 			indent(events) + "\n)\nGROUP BY a"
-		return "SELECT bd, if(first >= " + rb.from + ", " + rb.bit(rb.s.periodIndex(q.Period, "first", q.starts[0])) + ", 0) AS tb, rb\nFROM (\n" +
+		return "SELECT a, bd, if(first >= " + rb.from + ", " + rb.bit(rb.s.periodIndex(q.Period, "first", q.starts[0])) + ", 0) AS tb, rb\nFROM (\n" +
 			indent(perActor) + "\n)"
 	}
 	value := "''"
 	if q.Breakdown != nil {
 		value = "any(bd)" // a person property: the actor's one value
 	}
-	return "SELECT " + value + " AS bd, " + orIf(rb.bit("p"), rb.t) + " AS tb, " + orIf(rb.bit("p"), rb.r) + " AS rb\nFROM (\n" +
+	return "SELECT a, " + value + " AS bd, " + orIf(rb.bit("p"), rb.t) + " AS tb, " + orIf(rb.bit("p"), rb.r) + " AS rb\nFROM (\n" +
 		indent(events) + "\n)\nGROUP BY a"
 }
 

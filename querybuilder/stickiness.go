@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // StickinessQuery is a stickiness request (insights/trend with insight
@@ -19,7 +17,7 @@ type StickinessQuery struct {
 
 // stickinessKind answers insights/trend for stickiness requests and
 // computes STICKINESS insights.
-var stickinessKind = Kind{Name: "stickiness", Route: "trend", Insight: "STICKINESS",
+var stickinessKind = Kind{Name: "stickiness", Route: "trend", Insight: "STICKINESS", Persons: "stickiness",
 	Claims: func(p Params) bool { return claims(p, "STICKINESS") },
 	Parse:  func(p Params, env Env) (Query, error) { return ParseStickiness(p, env) }}
 
@@ -67,60 +65,104 @@ var stickinessColumns = []string{"series", "period", "buckets", "actors"}
 // pass grouped by actor (a bit per bucket up to 64 buckets, a set
 // beyond), then the actors counted by how many.
 func (q *StickinessQuery) Build(f Facts) (Statement, error) {
-	if q.TrendsQuery == nil || q.clock.loc == nil || len(q.Series) == 0 {
-		return Statement{}, errors.New("querybuilder: stickiness needs a request that ParseStickiness validated")
-	}
-	if err := q.applyFacts(f); err != nil {
+	sb, err := q.builder(f)
+	if err != nil {
 		return Statement{}, err
 	}
-	s := newEventSource(&q.Common, f)
+	parts := make([]string, len(q.Series))
+	for i := range q.Series {
+		parts[i] = "SELECT " + strconv.Itoa(i) + " AS series, period, buckets, count() AS actors\nFROM (\n" + indent(sb.perActor(i)) +
+			"\n)\nGROUP BY period, buckets"
+	}
+	return sb.s.statement(strings.Join(parts, "\nUNION ALL\n")), nil
+}
+
+// Actors implements ActorsLister: the actors of series (default 0) and
+// period (0, or 1 the compared one) active in exactly stickiness_days
+// buckets.
+func (q *StickinessQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
+	pr := &problems{}
+	series := 0
+	if n, ok := sel.integer("series", pr); ok {
+		series = int(n)
+	}
+	period, _ := sel.integer("period", pr)
+	days := selInt(sel, "stickiness_days", pr)
+	if series < 0 || series >= len(q.Series) {
+		pr.add("series", "series must be an entity of the request (0 to %d)", len(q.Series)-1)
+	}
+	if period < 0 || period > 1 || (period == 1 && !q.Compare) {
+		pr.add("period", "period must be 0, or 1 with compare")
+	}
+	if !pr.ok() {
+		return Statement{}, pr.err()
+	}
+	sb, err := q.builder(f)
+	if err != nil {
+		return Statement{}, err
+	}
+	sub := "SELECT a AS actor\nFROM (\n" + indent(sb.perActor(series)) + "\n)\nWHERE period = " + sb.s.bind("UInt8", uint8(period)) +
+		" AND buckets = " + sb.s.bind("UInt64", uint64(max(days, 0)))
+	return actorsPage(sb.s, sub, page), nil
+}
+
+// stickinessBuilder writes one statement's per-actor reads.
+type stickinessBuilder struct {
+	q      *StickinessQuery
+	s      *eventSource
+	spans  []span
+	index  []string
+	active string
+}
+
+func (q *StickinessQuery) builder(f Facts) (*stickinessBuilder, error) {
+	if q.TrendsQuery == nil || q.clock.loc == nil || len(q.Series) == 0 {
+		return nil, errors.New("querybuilder: stickiness needs a request that ParseStickiness validated")
+	}
+	if err := q.applyFacts(f); err != nil {
+		return nil, err
+	}
+	sb := &stickinessBuilder{q: q, s: newEventSource(&q.Common, f)}
 	periods := []DateRange{q.Range}
 	if q.Compare {
 		periods = append(periods, q.Range.previous())
 	}
-	var spans []span
-	var index []string
 	for i, r := range periods {
 		name := [2]string{"date", "prev_date"}[i]
-		spans = append(spans, span{s.named(name+"_from", typeTime, r.From.UTC()), s.named(name+"_to", typeTime, r.To.UTC())})
-		index = append(index, s.periodIndex(q.Interval, "e.timestamp", r.Buckets()[0].Start))
+		sb.spans = append(sb.spans, span{sb.s.named(name+"_from", typeTime, r.From.UTC()), sb.s.named(name+"_to", typeTime, r.To.UTC())})
+		sb.index = append(sb.index, sb.s.periodIndex(q.Interval, "e.timestamp", r.Buckets()[0].Start))
 	}
-	n := len(q.Range.Buckets())
-	active := "bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p))))"
-	if n > 64 {
-		active = "uniqExact(p)"
+	sb.active = "bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p))))"
+	if len(q.Range.Buckets()) > 64 {
+		sb.active = "uniqExact(p)"
 	}
-	parts := make([]string, len(q.Series))
-	for i, e := range q.Series {
-		actor, actorCond := s.actor(q.groupIndex(e))
-		where := []string{"e.team_id = {team:Int64}"}
-		for _, c := range []string{s.eventIs(e), s.cond(andFilters(q.Properties, q.TestAccounts, e.Properties)), actorCond} {
-			if c != "" {
-				where = append(where, c)
-			}
+	return sb, nil
+}
+
+// perActor is series i's actors with their period and number of active
+// buckets: columns a, period, buckets.
+func (sb *stickinessBuilder) perActor(i int) string {
+	q, s, e := sb.q, sb.s, sb.q.Series[i]
+	actor, actorCond := s.actor(q.groupIndex(e))
+	where := []string{"e.team_id = {team:Int64}"}
+	for _, c := range []string{s.eventIs(e), s.cond(andFilters(q.Properties, q.TestAccounts, e.Properties)), actorCond} {
+		if c != "" {
+			where = append(where, c)
 		}
-		cols := []string{actor + " AS a", "0 AS period", index[0] + " AS p"}
-		if len(spans) == 1 {
-			where = append(where, spans[0].sql())
-		} else {
-			where = append(where, "(("+spans[1].sql()+") OR ("+spans[0].sql()+"))")
-			cols[1] = "if(e.timestamp >= " + spans[0].from + ", 0, 1) AS period"
-			cols[2] = "if(period = 0, " + index[0] + ", " + index[1] + ") AS p"
-		}
-		// Only what varies is grouped by: a constant period beside the
-		// actor would cost the engine its fixed-width hashing of actors.
-		group, period := "a", "0"
-		if len(spans) == 1 {
-			cols = []string{cols[0], cols[2]}
-		} else {
-			group, period = "a, period", "period"
-		}
-		events := s.selectFrom(cols, q.read(e), where)
-		perActor := "SELECT " + period + " AS period, " + active + " AS buckets\nFROM (\n" + indent(events) + "\n)\nGROUP BY " + group
-		parts[i] = "SELECT " + strconv.Itoa(i) + " AS series, period, buckets, count() AS actors\nFROM (\n" + indent(perActor) +
-			"\n)\nGROUP BY period, buckets"
 	}
-	return s.statement(strings.Join(parts, "\nUNION ALL\n")), nil
+	// Only what varies is grouped by: a constant period beside the actor
+	// would cost the engine its fixed-width hashing of actors.
+	cols, group, period := []string{actor + " AS a", sb.index[0] + " AS p"}, "a", "0"
+	if len(sb.spans) == 1 {
+		where = append(where, sb.spans[0].sql())
+	} else {
+		where = append(where, "(("+sb.spans[1].sql()+") OR ("+sb.spans[0].sql()+"))")
+		cols = []string{actor + " AS a", "if(e.timestamp >= " + sb.spans[0].from + ", 0, 1) AS period",
+			"if(period = 0, " + sb.index[0] + ", " + sb.index[1] + ") AS p"}
+		group, period = "a, period", "period"
+	}
+	events := s.selectFrom(cols, q.read(e), where)
+	return "SELECT a, " + period + " AS period, " + sb.active + " AS buckets\nFROM (\n" + indent(events) + "\n)\nGROUP BY " + group
 }
 
 // StickinessSeries is one entity's stickiness (per period with compare):
@@ -186,6 +228,7 @@ func (q *StickinessQuery) Shape(rows [][]any) (Result, error) {
 		periods = append(periods, q.Range.previous())
 	}
 	unit := q.Interval.String()
+	base := q.peopleBase("stickiness")
 	out := StickinessResult{}
 	for i, e := range q.Series {
 		for p, r := range periods {
@@ -206,36 +249,13 @@ func (q *StickinessQuery) Shape(rows [][]any) (Result, error) {
 					label += "s"
 				}
 				s.Labels = append(s.Labels, label)
-				s.PersonsURLs = append(s.PersonsURLs, q.personsURL(e, r, k))
+				s.PersonsURLs = append(s.PersonsURLs, map[string]string{"url": withSelection(base, map[string]string{
+					"series": strconv.Itoa(i), "period": strconv.Itoa(p), "stickiness_days": strconv.Itoa(k), "entity_id": e.ID})})
 			}
 			out = append(out, s)
 		}
 	}
 	return out, nil
-}
-
-// personsURL is where clients fetch the actors active in exactly k
-// buckets of r.
-func (q *StickinessQuery) personsURL(e Entity, r DateRange, k int) map[string]string {
-	v := url.Values{}
-	v.Set("insight", "STICKINESS")
-	if !e.AllEvents {
-		v.Set("entity_id", e.ID)
-	}
-	v.Set("entity_type", e.Type)
-	v.Set("entity_math", e.Math)
-	v.Set("stickiness_days", strconv.Itoa(k))
-	v.Set("interval", q.Interval.String())
-	v.Set("date_from", r.From.In(q.clock.loc).Format(time.RFC3339Nano))
-	v.Set("date_to", r.To.In(q.clock.loc).Format(time.RFC3339Nano))
-	if q.Properties != nil {
-		b, _ := json.Marshal(q.Properties.JSON())
-		v.Set("properties", string(b))
-	}
-	if q.FilterTestAccounts {
-		v.Set("filter_test_accounts", "true")
-	}
-	return map[string]string{"url": fmt.Sprintf("api/projects/%d/persons/stickiness/?%s", q.Project.ID, v.Encode())}
 }
 
 // Decode implements Query.

@@ -80,7 +80,7 @@ func knownMath(m string) bool {
 }
 
 // trendsKind answers insights/trend and computes TRENDS insights.
-var trendsKind = Kind{Name: "trends", Route: "trend", Insight: "TRENDS",
+var trendsKind = Kind{Name: "trends", Route: "trend", Insight: "TRENDS", Persons: "trends",
 	Parse: func(p Params, env Env) (Query, error) { return ParseTrends(p, env) }}
 
 // ParseTrends reads a trends request from its parameters in env. Every

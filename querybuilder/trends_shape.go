@@ -3,7 +3,6 @@ package querybuilder
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -117,8 +116,9 @@ func ShapeTrends(q *TrendsQuery, rows [][]any) (TrendsResult, error) {
 }
 
 type shaper struct {
-	q      *TrendsQuery
-	values map[cell]float64
+	q          *TrendsQuery
+	peopleBase string
+	values     map[cell]float64
 	// deltas hold the active-users series (by series, then breakdown
 	// value): changes in the number of active actors per unit.
 	deltas  map[int]map[string]*activeDeltas
@@ -302,7 +302,7 @@ func (sh *shaper) shape() TrendsResult {
 		for p := range sh.periods {
 			for _, bd := range values {
 				r := sh.formulaRaw(p, bd)
-				out = append(out, sh.finish(nil, "Formula ("+q.Formula+")", r, p, bd, nil))
+				out = append(out, sh.finish(nil, "Formula ("+q.Formula+")", r, p, bd, -1))
 			}
 		}
 		return out
@@ -315,8 +315,7 @@ func (sh *shaper) shape() TrendsResult {
 				if q.Breakdown != nil {
 					label = breakdownLabel(label, bd)
 				}
-				entity := e
-				out = append(out, sh.finish(e.JSON(), label, sh.raw(i, p, bd), p, bd, &entity))
+				out = append(out, sh.finish(e.JSON(), label, sh.raw(i, p, bd), p, bd, i))
 			}
 		}
 	}
@@ -343,7 +342,7 @@ func (sh *shaper) formulaRaw(p int, bd string) raw {
 
 // finish builds a series from its numbers: running sums for the
 // cumulative display, labels, compare fields and persons URLs.
-func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd string, e *Entity) TrendSeries {
+func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd string, series int) TrendSeries {
 	q := sh.q
 	s := TrendSeries{Action: action, Label: label, Filter: q.filterJSON(sh.periods[p]),
 		Data: []float64{}, Days: []string{}, Labels: []string{}, PersonsURLs: []map[string]string{}}
@@ -358,8 +357,8 @@ func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd s
 	if !q.timeSeries() {
 		v := finite(r.agg)
 		s.AggregatedValue = &v
-		if e != nil {
-			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(*e, bd, sh.periods[p].From, sh.periods[p].To))
+		if series >= 0 {
+			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(series, p, bd, ""))
 		}
 		return s
 	}
@@ -378,8 +377,8 @@ func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd s
 		} else {
 			s.Labels = append(s.Labels, b.Label)
 		}
-		if e != nil {
-			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(*e, bd, b.Start, b.End.Add(-time.Microsecond)))
+		if series >= 0 {
+			s.PersonsURLs = append(s.PersonsURLs, sh.personsURL(series, p, bd, b.Key))
 		}
 	}
 	s.Count = finite(s.Count)
@@ -396,28 +395,20 @@ func finite(v float64) float64 {
 	return v
 }
 
-// personsURL is where PostHog clients fetch the persons behind a point.
-func (sh *shaper) personsURL(e Entity, bd string, from, to time.Time) map[string]string {
-	q := sh.q
-	v := url.Values{}
-	v.Set("insight", "TRENDS")
-	if !e.AllEvents {
-		v.Set("entity_id", e.ID)
+// personsURL is where clients fetch the actors behind a point: series,
+// period and breakdown value, and the bucket ("" for the whole period).
+func (sh *shaper) personsURL(series, period int, bd, bucket string) map[string]string {
+	if sh.peopleBase == "" {
+		sh.peopleBase = sh.q.peopleBase("trends")
 	}
-	v.Set("entity_type", e.Type)
-	v.Set("entity_math", e.Math)
-	v.Set("date_from", from.In(q.clock.loc).Format(time.RFC3339Nano))
-	v.Set("date_to", to.In(q.clock.loc).Format(time.RFC3339Nano))
-	v.Set("interval", q.Interval.String())
-	if q.FilterTestAccounts {
-		v.Set("filter_test_accounts", "true")
+	sel := map[string]string{"series": strconv.Itoa(series), "period": strconv.Itoa(period), "entity_id": sh.q.Series[series].ID}
+	if bucket != "" {
+		sel["bucket"] = bucket
 	}
-	if q.Breakdown != nil {
-		v.Set("breakdown", q.Breakdown.Property)
-		v.Set("breakdown_type", q.Breakdown.Type)
-		v.Set("breakdown_value", bd)
+	if sh.q.Breakdown != nil {
+		sel["breakdown_value"] = bd
 	}
-	return map[string]string{"url": fmt.Sprintf("api/projects/%d/persons/trends/?%s", q.Project.ID, v.Encode())}
+	return map[string]string{"url": withSelection(sh.peopleBase, sel)}
 }
 
 // filterJSON is the request as run over r, in the legacy filter shape.
