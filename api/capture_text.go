@@ -41,7 +41,7 @@ func cleanJSONText(body []byte) []byte {
 		switch {
 		case c == '"':
 			inString = !inString
-		case c == '\\' && inString && i+1 < len(body):
+		case c == '\\' && inString && i+1 < len(body) && body[i+1] < utf8.RuneSelf:
 			if n := escapeLength(body[i:]); n > 0 {
 				out = append(out, body[i:i+n]...)
 				i += n
