@@ -6,14 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"github.com/insightd/insightd/metadata"
 )
 
-const principalKey = "principal"
+const (
+	principalKey = "principal"
+	// organizationKey holds the path's organization as resolved for a key
+	// limited to some organizations (see checkKeyLimits).
+	organizationKey = "organization"
+)
 
 // authenticate finds the personal API key where PostHog clients put it:
 // the Authorization: Bearer header, else the personal_api_key query
@@ -39,7 +47,76 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	c.Set(principalKey, p)
+	if err := s.checkKeyLimits(c, p); err != nil {
+		writeError(c, err)
+		return
+	}
 	c.Next()
+}
+
+// checkKeyLimits refuses, with 403 naming it, the organization or project
+// a request's path names when the key is limited to others (PostHog's
+// scoped_organizations and scoped_teams), for every route at once. What
+// the user cannot reach at all stays a 404, as everywhere. Keys without
+// limits, most of them, cost nothing here.
+func (s *Server) checkKeyLimits(c *gin.Context, p *metadata.Principal) error {
+	if !p.Limited() {
+		return nil
+	}
+	ctx := c.Request.Context()
+	var pathOrg *uuid.UUID
+	if ref, ok := c.Params.Get("organization_id"); ok {
+		m, err := s.store.ResolveOrganization(ctx, p.User.ID, p.KeyScope, ref)
+		if err != nil {
+			return err
+		}
+		if !p.AllowsOrganization(m.OrganizationID) {
+			return keyLimited("organization", m.OrganizationID.String())
+		}
+		// @current means the oldest organization the key may touch; the
+		// handlers read this instead of the path.
+		c.Set(organizationKey, m.OrganizationID.String())
+		pathOrg = &m.OrganizationID
+		if len(p.Teams) > 0 && c.Request.Method == http.MethodPost && c.FullPath() == "/api/organizations/:organization_id/projects" {
+			return &Error{Kind: KindForbidden, Code: "permission_denied",
+				Detail: "API key limited to projects cannot create projects."}
+		}
+	}
+	id, ok := pathProjectRef(c)
+	if !ok {
+		return nil
+	}
+	proj, err := s.store.ProjectForUser(ctx, p.User.ID, id)
+	if err != nil {
+		return err
+	}
+	if pathOrg != nil && proj.OrganizationID != *pathOrg {
+		return nil // the handler answers 404: not a project of that organization
+	}
+	if !p.AllowsProject(proj.OrganizationID, proj.ID) {
+		return keyLimited("project", strconv.FormatInt(proj.ID, 10))
+	}
+	return nil
+}
+
+// pathProjectRef is the project a route's path names, if any: the
+// project_id of project routes, the id of the organization's project
+// routes. A malformed id names nothing; the handler answers 404.
+func pathProjectRef(c *gin.Context) (int64, bool) {
+	v, ok := c.Params.Get("project_id")
+	if !ok && strings.HasPrefix(c.FullPath(), "/api/organizations/:organization_id/projects/:id") {
+		v, ok = c.Params.Get("id")
+	}
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	return id, err == nil && id > 0
+}
+
+func keyLimited(what, id string) *Error {
+	return &Error{Kind: KindForbidden, Code: "permission_denied",
+		Detail: fmt.Sprintf("API key does not have access to the requested %s: ID %s.", what, id)}
 }
 
 func apiKey(c *gin.Context) (string, error) {

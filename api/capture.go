@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -25,27 +27,42 @@ var capturePaths = []string{"/batch", "/capture", "/e", "/i/v0/e"}
 
 func (s *Server) captureRoutes(r *gin.Engine) {
 	for _, p := range capturePaths {
-		r.POST(p, captureCORS, s.capture)
-		r.OPTIONS(p, captureCORS)
+		r.POST(p, s.capture)
 	}
 }
 
-// captureCORS lets browsers (posthog-js) post events from any site.
-func captureCORS(c *gin.Context) {
+// captureSideCORS lets browsers (posthog-js runs on the customer's site)
+// call everything outside the personal-key API: capture, flags, remote
+// config, and the errors and 404s of those paths, which a browser would
+// otherwise report as a CORS failure instead of the answer. It runs
+// before every other middleware, so an early 400 or 413 carries the
+// headers too, and answers preflights itself.
+func captureSideCORS(c *gin.Context) {
+	p := c.Request.URL.Path
+	if p == "/api" || strings.HasPrefix(p, "/api/") || p == "/_health" || p == "/_ready" {
+		c.Next()
+		return
+	}
 	h := c.Writer.Header()
 	if origin := c.GetHeader("Origin"); origin != "" {
 		h.Set("Access-Control-Allow-Origin", origin)
 		h.Set("Access-Control-Allow-Credentials", "true")
 		h.Add("Vary", "Origin")
+	} else {
+		h.Set("Access-Control-Allow-Origin", "*")
 	}
 	if c.Request.Method == http.MethodOptions {
-		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
 		if req := c.GetHeader("Access-Control-Request-Headers"); req != "" {
 			h.Set("Access-Control-Allow-Headers", req)
+		} else {
+			h.Set("Access-Control-Allow-Headers", "X-Requested-With, Content-Type")
 		}
 		h.Set("Access-Control-Max-Age", "3600")
 		c.AbortWithStatus(http.StatusNoContent)
+		return
 	}
+	c.Next()
 }
 
 // capture stores a request's events and answers once they are stored.
@@ -65,18 +82,8 @@ func (s *Server) capture(c *gin.Context) {
 	if token == "" {
 		token = c.Query("token")
 	}
-	if token == "" {
-		writeError(c, &Error{Kind: KindUnauthenticated, Code: "missing_api_key",
-			Detail: "No project API key: send it as api_key in the body or as the token query parameter."})
-		return
-	}
 	ctx := c.Request.Context()
-	proj, err := s.store.ProjectForToken(ctx, token)
-	if errors.Is(err, metadata.ErrNotFound) {
-		writeError(c, &Error{Kind: KindUnauthenticated, Code: "invalid_api_key",
-			Detail: "Project API key invalid. You can find your project API key in the project's settings."})
-		return
-	}
+	proj, err := s.tokenProject(ctx, token)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -107,6 +114,43 @@ func (s *Server) capture(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": 1})
+}
+
+// tokenProject finds the project a capture-side request's token opens:
+// 401 when there is none, or it is malformed or unknown.
+func (s *Server) tokenProject(ctx context.Context, token string) (metadata.TokenProject, error) {
+	if token == "" {
+		return metadata.TokenProject{}, &Error{Kind: KindUnauthenticated, Code: "missing_api_key",
+			Detail: "No project API key: send it as api_key in the body or as the token query parameter."}
+	}
+	invalid := &Error{Kind: KindUnauthenticated, Code: "invalid_api_key",
+		Detail: "Project API key invalid. You can find your project API key in the project's settings."}
+	if !plausibleToken(token) {
+		return metadata.TokenProject{}, invalid
+	}
+	proj, err := s.store.ProjectForToken(ctx, token)
+	if errors.Is(err, metadata.ErrNotFound) {
+		return proj, invalid
+	}
+	return proj, err
+}
+
+// maxTokenLength is far beyond any token insightd makes (47 characters).
+const maxTokenLength = 200
+
+// plausibleToken refuses what no project token can be before it reaches
+// PostgreSQL, which fails on a NUL rather than finding nothing: control
+// characters, bytes that are not UTF-8, overlong text.
+func plausibleToken(t string) bool {
+	if len(t) > maxTokenLength || !utf8.ValidString(t) {
+		return false
+	}
+	for _, r := range t {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // withIP adds the sender's address as $ip, as PostHog does unless the

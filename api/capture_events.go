@@ -83,7 +83,7 @@ func parsePayload(body []byte, now time.Time) (*payload, error) {
 // parsePayloadScan is parsePayload; scan=false leaves scanBatch out (the
 // tests compare the two ways).
 func parsePayloadScan(body []byte, now time.Time, scan bool) (*payload, error) {
-	body = bytes.TrimSpace(body)
+	body = cleanJSONText(bytes.TrimSpace(body))
 	if len(body) == 0 {
 		return nil, Invalid("", "The body is empty: send an event or a batch.")
 	}
@@ -252,7 +252,7 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 
 	did := we.DistinctID
 	attr := prefix + "distinct_id"
-	if !isPresent(did) && isPresent(head.DistinctID) {
+	if !isGiven(did) && isGiven(head.DistinctID) {
 		did, attr = head.DistinctID, prefix+"properties.distinct_id"
 	}
 	distinctID, err := distinctIDValue(did)
@@ -261,7 +261,7 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 	}
 	c.DistinctID = distinctID
 
-	if isPresent(we.UUID) {
+	if isGiven(we.UUID) {
 		var id uuid.UUID
 		var err error
 		if len(we.UUID) == 38 && we.UUID[0] == '"' {
@@ -308,7 +308,7 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 // (milliseconds before sending) counts back from now; else now.
 func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now time.Time, prefix string) (time.Time, error) {
 	sentAt := batchSentAt
-	if isPresent(we.SentAt) {
+	if isGiven(we.SentAt) {
 		t, err := optionalTime(we.SentAt)
 		if err != nil {
 			return time.Time{}, Invalid(prefix+"sent_at", "sent_at "+err.Error()+".")
@@ -322,7 +322,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	}
 	var ts time.Time
 	switch {
-	case isPresent(we.Timestamp):
+	case isGiven(we.Timestamp):
 		t, err := optionalTime(we.Timestamp)
 		if err != nil {
 			return time.Time{}, Invalid(prefix+"timestamp", "timestamp "+err.Error()+".")
@@ -331,7 +331,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 		if sentAt != nil {
 			ts = ts.Add(now.Sub(*sentAt))
 		}
-	case isPresent(we.Offset):
+	case isGiven(we.Offset):
 		ms, err := strconv.ParseFloat(string(we.Offset), 64)
 		if err != nil || ms < 0 || ms > float64(100*365*24*time.Hour/time.Millisecond) {
 			return time.Time{}, Invalid(prefix+"offset", "offset must be a number of milliseconds.")
@@ -354,7 +354,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 func uuidTime(id uuid.UUID, we *wireEvent, batchSentAt *time.Time, now time.Time) time.Time {
 	made := olap.UUIDTime(id)
 	sent := batchSentAt
-	if isPresent(we.SentAt) {
+	if isGiven(we.SentAt) {
 		sent, _ = optionalTime(we.SentAt) // already validated
 	}
 	if made.IsZero() || sent == nil {
@@ -376,7 +376,7 @@ var timeLayouts = []string{
 }
 
 func optionalTime(raw json.RawMessage) (*time.Time, error) {
-	if !isPresent(raw) {
+	if !isGiven(raw) {
 		return nil, nil
 	}
 	s, ok := jsonString(raw)
@@ -470,7 +470,7 @@ func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string)
 	case "$merge_dangerously":
 		u.Identify, u.LinkKind, link = true, olap.LinkMerge, head.Alias
 	}
-	if isPresent(link) {
+	if isGiven(link) {
 		other, err := distinctIDValue(link)
 		if err != nil {
 			field := "properties.alias"
@@ -521,6 +521,14 @@ func mayHaveCaptureKeys(props []byte) bool {
 // isPresent tells a field that was sent from a missing or null one.
 func isPresent(raw json.RawMessage) bool {
 	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// isGiven is isPresent for fields where an empty string also means
+// absent, as PostHog reads them: the official Go SDK sends "uuid": "" on
+// every event, other clients "timestamp": "" or "sent_at": "". Refusing
+// those would lose every event such a client sends.
+func isGiven(raw json.RawMessage) bool {
+	return isPresent(raw) && !bytes.Equal(raw, []byte(`""`))
 }
 
 func jsonString(raw json.RawMessage) (string, bool) {

@@ -28,11 +28,15 @@ func (s *Server) insightRoutes(api *gin.RouterGroup) {
 	g.POST("/cancel", read, s.cancelInsightQuery)
 	g.GET("/:id", read, s.getInsight)
 	g.PATCH("/:id", write, s.updateInsight)
+	// No insight field is required, so a full update (PUT) is a PATCH
+	// with the same validation; likewise for sharing.
+	g.PUT("/:id", write, s.updateInsight)
 	g.DELETE("/:id", write, s.deleteInsight)
 	g.POST("/:id/viewed", read, s.insightViewed)
 	g.GET("/:id/activity", requireScope("activity_log:read"), s.insightActivity)
 	g.GET("/:id/sharing", requireScope("sharing_configuration:read"), s.getInsightSharing)
 	g.PATCH("/:id/sharing", requireScope("sharing_configuration:write"), s.updateInsightSharing)
+	g.PUT("/:id/sharing", requireScope("sharing_configuration:write"), s.updateInsightSharing)
 }
 
 // pathInsightProject loads the path's project for the caller; on failure

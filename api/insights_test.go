@@ -375,7 +375,8 @@ func TestInsightListFiltersOrderAndPages(t *testing.T) {
 	})
 	t.Run("pages carry count, next and previous", func(t *testing.T) {
 		_, body := call(t, f.h, "GET", f.insights(f.a.ProjectID)+"?limit=1&offset=1", key, nil)
-		base := "http://insightd.test" + strings.TrimSuffix(f.insights(f.a.ProjectID), "/")
+		// The links keep the request's trailing slash (see TestPaginationLinksKeepThePathAsSent).
+		base := "http://insightd.test" + f.insights(f.a.ProjectID)
 		if body["count"] != float64(3) || body["next"] != base+"?limit=1&offset=2" || body["previous"] != base+"?limit=1&offset=0" ||
 			!reflect.DeepEqual(names(t, body["results"]), []string{"Retained"}) {
 			t.Fatalf("%v", body)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -82,21 +83,28 @@ var errBodyTooLarge = errors.New("request body too large")
 // limitBody caps the body at limit bytes, as sent and, for gzip bodies
 // (Content-Encoding: gzip), once more after decompression, so a small
 // compressed bomb cannot expand without bound. A body whose declared
-// length is already too large is refused before it is read.
+// length is already too large is refused before it is read. A body that
+// cannot be read whole (truncated, or gzip that does not decompress) is
+// the client's fault: a 400 on every route, whichever handler reads it.
 func limitBody(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > limit {
 			writeError(c, errBodyTooLarge)
 			return
 		}
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		body := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		c.Request.Body = &bodyReader{r: body, closer: body, left: -1}
 		if strings.EqualFold(strings.TrimSpace(c.GetHeader("Content-Encoding")), "gzip") {
-			zr, err := gzip.NewReader(c.Request.Body)
+			zr, err := gzip.NewReader(body)
 			if err != nil {
-				writeError(c, Invalid("", "The body is not valid gzip."))
+				if isTooLarge(err) {
+					writeError(c, err)
+					return
+				}
+				writeError(c, badGzip)
 				return
 			}
-			c.Request.Body = &limitedReadCloser{r: zr, closer: c.Request.Body, left: limit}
+			c.Request.Body = &bodyReader{r: zr, closer: body, left: limit, gzip: true}
 			c.Request.Header.Del("Content-Encoding")
 			c.Request.ContentLength = -1
 		}
@@ -104,36 +112,63 @@ func limitBody(limit int64) gin.HandlerFunc {
 	}
 }
 
-type limitedReadCloser struct {
+var (
+	badGzip  = Invalid("", "The body is not valid gzip (Content-Encoding: gzip): it is truncated or corrupt.")
+	cutShort = Invalid("", "The body could not be read in full: it ended before its declared length.")
+)
+
+func isTooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe) || errors.Is(err, errBodyTooLarge)
+}
+
+// bodyReader is a request body that answers read failures as the
+// client's errors: a body over the limit stays a 413, a truncated or
+// corrupt one becomes a 400. left, when not negative, bounds what a
+// decompressed body may expand to.
+type bodyReader struct {
 	r      io.Reader
 	closer io.Closer
 	left   int64
+	gzip   bool
 }
 
-func (l *limitedReadCloser) Read(p []byte) (int, error) {
-	if l.left <= 0 {
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if b.left == 0 {
 		// One byte more tells a body of exactly the limit from a larger one.
 		var one [1]byte
-		if n, _ := l.r.Read(one[:]); n > 0 {
+		if n, _ := b.r.Read(one[:]); n > 0 {
 			return 0, errBodyTooLarge
 		}
 		return 0, io.EOF
 	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
+	if b.left > 0 && int64(len(p)) > b.left {
+		p = p[:b.left]
 	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
+	n, err := b.r.Read(p)
+	if b.left > 0 {
+		b.left -= int64(n)
+	}
+	switch {
+	case err == nil, err == io.EOF, isTooLarge(err):
+		return n, err
+	case b.gzip:
+		return n, badGzip
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return n, cutShort
+	}
 	return n, err
 }
 
-func (l *limitedReadCloser) Close() error { return l.closer.Close() }
+func (b *bodyReader) Close() error { return b.closer.Close() }
 
 // stripTrailingSlash serves /x/ and /x alike, without a redirect: PostHog
-// clients call paths with the slash, others without.
+// clients call paths with the slash, others without. The path as sent is
+// kept (sentPath) for links back to it.
 func stripTrailingSlash(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			r = r.WithContext(context.WithValue(r.Context(), sentPathKey{}, p))
 			r.URL.Path = strings.TrimRight(p, "/")
 			if r.URL.Path == "" {
 				r.URL.Path = "/"
@@ -144,4 +179,15 @@ func stripTrailingSlash(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type sentPathKey struct{}
+
+// sentPath is the request's path as the client sent it, trailing slash
+// included.
+func sentPath(r *http.Request) string {
+	if p, ok := r.Context().Value(sentPathKey{}).(string); ok {
+		return p
+	}
+	return r.URL.Path
 }

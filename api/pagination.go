@@ -49,6 +49,12 @@ func paginated(c *gin.Context, total, limit, offset int, results any) {
 }
 
 func pageURL(c *gin.Context, limit, offset int) string {
+	return linkWith(c, map[string]string{"limit": strconv.Itoa(limit), "offset": strconv.Itoa(offset)})
+}
+
+// linkWith is the request's absolute URL with the query parameters in
+// set replaced, the others kept.
+func linkWith(c *gin.Context, set map[string]string) string {
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
@@ -57,8 +63,11 @@ func pageURL(c *gin.Context, limit, offset int) string {
 		scheme = p
 	}
 	q := c.Request.URL.Query()
-	q.Set("limit", strconv.Itoa(limit))
-	q.Set("offset", strconv.Itoa(offset))
-	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: c.Request.URL.Path, RawQuery: q.Encode()}
+	for k, v := range set {
+		q.Set(k, v)
+	}
+	// The client's own form of the path, trailing slash and all: some
+	// follow next links verbatim against routers that tell them apart.
+	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: sentPath(c.Request), RawQuery: q.Encode()}
 	return u.String()
 }

@@ -17,21 +17,38 @@ import (
 
 func (s *Server) projectRoutes(api *gin.RouterGroup) {
 	// Membership is checked by each store call, in the same query.
+	read, write := requireScope("project:read"), requireScope("project:write")
 	g := api.Group("/organizations/:organization_id/projects")
-	g.GET("", requireScope("project:read"), s.listProjects)
-	g.POST("", requireScope("project:write"), s.createProject)
-	g.GET("/:id", requireScope("project:read"), s.getProject)
-	g.PATCH("/:id", requireScope("project:write"), s.updateProject)
-	g.DELETE("/:id", requireScope("project:write"), s.deleteProject)
+	g.GET("", read, s.listProjects)
+	g.POST("", write, s.createProject)
+	g.GET("/:id", read, s.getProject)
+	g.PATCH("/:id", write, s.updateProject)
+	g.PUT("/:id", write, s.replaceProject)
+	g.DELETE("/:id", write, s.deleteProject)
 	g.GET("/:id/activity", requireScope("activity_log:read"), s.projectActivity)
-	g.GET("/:id/is_generating_demo_data", requireScope("project:read"), s.isGeneratingDemoData)
-	g.PATCH("/:id/reset_token", requireScope("project:write"), s.resetProjectToken)
+	g.GET("/:id/is_generating_demo_data", read, s.isGeneratingDemoData)
+	g.PATCH("/:id/reset_token", write, s.resetProjectToken)
+
+	// The same projects without the organization, as PostHog serves them:
+	// the list is the key's current organization's. The parameter is
+	// project_id because the insight routes below it name it so.
+	p := api.Group("/projects")
+	p.GET("", read, s.listCurrentProjects)
+	p.GET("/:project_id", read, s.getProjectByID)
+	p.PATCH("/:project_id", write, s.updateProjectByID)
+	p.PUT("/:project_id", write, s.replaceProjectByID)
 }
 
 // organization is the path's organization reference: a UUID or
-// "@current". One the caller is not a member of answers 404, exactly as
-// one that does not exist.
-func organization(c *gin.Context) string { return c.Param("organization_id") }
+// "@current", resolved already for a key limited to some organizations
+// (checkKeyLimits). One the caller is not a member of answers 404,
+// exactly as one that does not exist.
+func organization(c *gin.Context) string {
+	if org := c.GetString(organizationKey); org != "" {
+		return org
+	}
+	return c.Param("organization_id")
+}
 
 func projectID(c *gin.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
@@ -47,7 +64,34 @@ func (s *Server) listProjects(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	ps, total, err := s.store.ListProjects(c.Request.Context(), principal(c).User.ID, organization(c), limit, offset)
+	s.renderProjects(c, organization(c), limit, offset)
+}
+
+// listCurrentProjects lists the projects of the key's current
+// organization: the oldest one it may touch.
+func (s *Server) listCurrentProjects(c *gin.Context) {
+	limit, offset, err := page(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	org := "@current"
+	if p := principal(c); p.Limited() {
+		m, err := s.store.ResolveOrganization(c.Request.Context(), p.User.ID, p.KeyScope, org)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		org = m.OrganizationID.String()
+	}
+	s.renderProjects(c, org, limit, offset)
+}
+
+// renderProjects writes a page of the organization's projects the key
+// may touch.
+func (s *Server) renderProjects(c *gin.Context, org string, limit, offset int) {
+	p := principal(c)
+	ps, total, err := s.store.ListProjects(c.Request.Context(), p.User.ID, org, p.Teams, limit, offset)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -111,18 +155,54 @@ func (s *Server) getProject(c *gin.Context) {
 	}
 }
 
-func (s *Server) updateProject(c *gin.Context) {
+// getProjectByID is getProject for /api/projects/:project_id.
+func (s *Server) getProjectByID(c *gin.Context) {
+	if p, ok := s.pathInsightProject(c); ok {
+		c.JSON(http.StatusOK, projectFull(p))
+	}
+}
+
+func (s *Server) updateProject(c *gin.Context)  { s.writeProject(c, false) }
+func (s *Server) replaceProject(c *gin.Context) { s.writeProject(c, true) }
+
+// writeProject updates the path's project: any subset of the writeable
+// fields (PATCH), or with full a whole project (PUT), which must carry
+// what a create must. Fields a PUT leaves out keep their values, as
+// Django REST framework's full updates do.
+func (s *Server) writeProject(c *gin.Context, full bool) {
 	id, err := projectID(c)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
+	s.updateProjectIn(c, organization(c), id, full)
+}
+
+func (s *Server) updateProjectByID(c *gin.Context)  { s.writeProjectByID(c, false) }
+func (s *Server) replaceProjectByID(c *gin.Context) { s.writeProjectByID(c, true) }
+
+// writeProjectByID is writeProject for /api/projects/:project_id: the
+// project's organization is looked up first (404 when the caller is in
+// none of its organizations).
+func (s *Server) writeProjectByID(c *gin.Context, full bool) {
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	s.updateProjectIn(c, p.OrganizationID.String(), p.ID, full)
+}
+
+func (s *Server) updateProjectIn(c *gin.Context, org string, id int64, full bool) {
 	in, err := projectInput(c)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	p, err := s.store.UpdateProject(c.Request.Context(), principal(c).User.ID, organization(c), id, in)
+	if _, ok := in.Values["name"]; full && !ok {
+		writeError(c, Invalid("name", "This field is required (PUT replaces the project: send every field a create needs)."))
+		return
+	}
+	p, err := s.store.UpdateProject(c.Request.Context(), principal(c).User.ID, org, id, in)
 	if err != nil {
 		writeError(c, err)
 		return

@@ -154,7 +154,7 @@ func (s *Server) Handler() http.Handler {
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(requestID(), logRequests(s.log), recoverPanics(s.log), limitBody(s.cfg.BodyLimit))
+	r.Use(requestID(), logRequests(s.log), recoverPanics(s.log), captureSideCORS, limitBody(s.cfg.BodyLimit))
 	r.NoRoute(func(c *gin.Context) { writeError(c, NotFound()) })
 	r.NoMethod(func(c *gin.Context) {
 		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
@@ -165,10 +165,15 @@ func (s *Server) Handler() http.Handler {
 	r.GET("/_ready", s.ready)
 
 	s.captureRoutes(r)
+	s.flagRoutes(r)
 	api := r.Group("/api", s.authenticate)
 	s.projectRoutes(api)
 	s.insightRoutes(api)
 	s.analyticsRoutes(api)
+	s.userRoutes(api)
+	s.organizationRoutes(api)
+	s.annotationRoutes(api)
+	s.eventRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -22,6 +23,8 @@ type User struct {
 	LastName        string    `db:"last_name"`
 	IsEmailVerified bool      `db:"is_email_verified"`
 	HedgehogConfig  []byte    `db:"hedgehog_config"`
+	// DateJoined is when the user was created; only Authenticate reads it.
+	DateJoined time.Time `db:"created_at"`
 }
 
 // Principal is who a request acts as: a user, through one of their keys.
@@ -29,6 +32,49 @@ type Principal struct {
 	User   User
 	KeyID  int64
 	Scopes []string
+	// KeyScope limits the key to some of the user's organizations and
+	// projects.
+	KeyScope
+}
+
+// KeyScope is what a key may touch among what its user may: the
+// organizations and projects (PostHog's teams) it is limited to. An empty
+// list limits nothing.
+type KeyScope struct {
+	Organizations []uuid.UUID
+	Teams         []int64
+}
+
+// Limited reports whether the key is limited to some organizations or
+// projects.
+func (k KeyScope) Limited() bool { return len(k.Organizations) > 0 || len(k.Teams) > 0 }
+
+// AllowsOrganization reports whether the key may touch the organization.
+func (k KeyScope) AllowsOrganization(id uuid.UUID) bool {
+	return len(k.Organizations) == 0 || slices.Contains(k.Organizations, id)
+}
+
+// AllowsProject reports whether the key may touch the project of this
+// organization.
+func (k KeyScope) AllowsProject(org uuid.UUID, id int64) bool {
+	return k.AllowsOrganization(org) && (len(k.Teams) == 0 || slices.Contains(k.Teams, id))
+}
+
+// uuidArray is the key scope's organizations as a PostgreSQL uuid[].
+func (k KeyScope) uuidArray() pq.StringArray {
+	out := make(pq.StringArray, len(k.Organizations))
+	for i, id := range k.Organizations {
+		out[i] = id.String()
+	}
+	return out
+}
+
+// teamArray is the key scope's projects as a PostgreSQL bigint[].
+func (k KeyScope) teamArray() pq.Int64Array {
+	if k.Teams == nil {
+		return pq.Int64Array{}
+	}
+	return pq.Int64Array(k.Teams)
 }
 
 // HasScope reports whether the key grants scope. "*" grants all, and a
@@ -62,6 +108,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error
 	hash := HashKey(key)
 	if p, ok := s.keys.get(hash); ok {
 		p.Scopes = slices.Clone(p.Scopes)
+		p.Organizations, p.Teams = slices.Clone(p.Organizations), slices.Clone(p.Teams)
 		return &p, nil
 	}
 	var row struct {
@@ -69,10 +116,12 @@ func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error
 		KeyID      int64          `db:"key_id"`
 		Secure     string         `db:"secure_value"`
 		Scopes     pq.StringArray `db:"scopes"`
+		Orgs       pq.StringArray `db:"scoped_organizations"`
+		Teams      pq.Int64Array  `db:"scoped_teams"`
 		LastUsedAt sql.NullTime   `db:"last_used_at"`
 	}
-	st, err := s.prepared(ctx, `SELECT k.id AS key_id, k.secure_value, k.scopes, k.last_used_at,
-			u.id, u.uuid, u.distinct_id, u.email, u.first_name, u.last_name, u.is_email_verified, u.hedgehog_config
+	st, err := s.prepared(ctx, `SELECT k.id AS key_id, k.secure_value, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at,
+			u.id, u.uuid, u.distinct_id, u.email, u.first_name, u.last_name, u.is_email_verified, u.hedgehog_config, u.created_at
 		FROM personal_api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.secure_value = $1`)
 	if err != nil {
@@ -96,6 +145,16 @@ func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error
 		}
 	}
 	p := &Principal{User: row.User, KeyID: row.KeyID, Scopes: row.Scopes}
+	for _, o := range row.Orgs {
+		id, err := uuid.Parse(o)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: scoped organization %q: %w", row.KeyID, o, err)
+		}
+		p.Organizations = append(p.Organizations, id)
+	}
+	if len(row.Teams) > 0 {
+		p.Teams = []int64(row.Teams)
+	}
 	s.keys.put(hash, *p)
 	return p, nil
 }
@@ -107,14 +166,21 @@ type Membership struct {
 }
 
 // ResolveOrganization returns the caller's membership in the organization
-// given as a UUID or "@current" (their oldest membership). ErrNotFound when
-// the user is not a member: another organization does not exist for them.
-func (s *Store) ResolveOrganization(ctx context.Context, userID int64, org string) (Membership, error) {
+// given as a UUID or "@current": the oldest membership the key may touch
+// (an organization it is limited to, holding a project it is limited to).
+// ErrNotFound when the user is not a member: another organization does not
+// exist for them. A named organization outside the key's scope is still
+// returned; the caller refuses it (403), as PostHog does.
+func (s *Store) ResolveOrganization(ctx context.Context, userID int64, scope KeyScope, org string) (Membership, error) {
 	var m Membership
 	var err error
 	if org == "@current" {
-		err = s.db.GetContext(ctx, &m, `SELECT organization_id, level FROM memberships
-			WHERE user_id = $1 ORDER BY created_at, organization_id LIMIT 1`, userID)
+		err = s.db.GetContext(ctx, &m, `SELECT m.organization_id, m.level FROM memberships m
+			WHERE m.user_id = $1
+				AND (cardinality($2::uuid[]) = 0 OR m.organization_id = ANY($2::uuid[]))
+				AND (cardinality($3::bigint[]) = 0 OR EXISTS (SELECT 1 FROM projects p
+					WHERE p.organization_id = m.organization_id AND p.id = ANY($3::bigint[])))
+			ORDER BY m.created_at, m.organization_id LIMIT 1`, userID, scope.uuidArray(), scope.teamArray())
 	} else {
 		id, perr := uuid.Parse(org)
 		if perr != nil {

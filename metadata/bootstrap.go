@@ -26,11 +26,11 @@ func (s *Store) Bootstrap(ctx context.Context, email, orgName, projectName strin
 	if err != nil || addr.Address != strings.TrimSpace(email) {
 		return Bootstrapped{}, fmt.Errorf("invalid email %q", email)
 	}
-	if n := len([]rune(orgName)); n < 1 || n > 200 {
-		return Bootstrapped{}, fmt.Errorf("organization name must be 1-200 characters")
+	if n := len([]rune(orgName)); n < 1 || n > 200 || strings.ContainsRune(orgName, 0) {
+		return Bootstrapped{}, fmt.Errorf("organization name must be 1-200 characters without NUL")
 	}
-	if n := len([]rune(projectName)); n < 1 || n > 200 {
-		return Bootstrapped{}, fmt.Errorf("project name must be 1-200 characters")
+	if n := len([]rune(projectName)); n < 1 || n > 200 || strings.ContainsRune(projectName, 0) {
+		return Bootstrapped{}, fmt.Errorf("project name must be 1-200 characters without NUL")
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Store) Bootstrap(ctx context.Context, email, orgName, projectName strin
 	if err != nil {
 		return out, fmt.Errorf("project: %w", err)
 	}
-	key, err := createKey(ctx, tx, out.UserID, "bootstrap", []string{AllScopes})
+	key, err := createKey(ctx, tx, out.UserID, "bootstrap", []string{AllScopes}, KeyScope{})
 	if err != nil {
 		return out, fmt.Errorf("personal API key: %w", err)
 	}

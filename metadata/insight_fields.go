@@ -27,6 +27,10 @@ const (
 	jsonDepthMax = 64
 )
 
+// noNUL is the problem with text holding a NUL character, which
+// PostgreSQL's text and jsonb cannot store.
+const noNUL = "Must not contain NUL characters (\\u0000)."
+
 // InsightInput is a checked set of writeable insight fields: column name
 // to the value to store.
 type InsightInput struct {
@@ -110,7 +114,7 @@ func textParser(nullable bool) func(json.RawMessage) (any, string) {
 // longer than max characters.
 func checkText(s string, max int) string {
 	if strings.ContainsRune(s, 0) {
-		return "Must not contain NUL characters."
+		return noNUL
 	}
 	if n := len([]rune(s)); n > max {
 		return fmt.Sprintf("Must be at most %d characters (got %d).", max, n)
@@ -209,20 +213,30 @@ func parseQuery(raw json.RawMessage) (any, string) {
 	return doc, ""
 }
 
-// jsonObjectDocument decodes a JSON object and re-encodes it for
-// PostgreSQL: numbers keep their digits, invalid escapes (lone
-// surrogates) become U+FFFD as everywhere else in Go's decoder, and NUL
-// characters and deep nesting, which jsonb refuses, are refused here.
+// jsonObjectDocument is jsonDocument for a JSON object.
 func jsonObjectDocument(raw json.RawMessage) (types.JSONText, map[string]any, string) {
+	doc, v, problem := jsonDocument(raw)
+	if problem != "" {
+		return nil, nil, problem
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, "Must be a JSON object."
+	}
+	return doc, obj, ""
+}
+
+// jsonDocument decodes a JSON document and re-encodes it for
+// PostgreSQL: numbers keep their digits, invalid escapes (lone
+// surrogates) and bytes that are not UTF-8 become U+FFFD as everywhere
+// else in Go's decoder (jsonb refuses both), and NUL characters and deep
+// nesting, which jsonb also refuses, are refused here.
+func jsonDocument(raw json.RawMessage) (types.JSONText, any, string) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
 		return nil, nil, "Must be valid JSON."
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, nil, "Must be a JSON object."
 	}
 	if problem := checkDocument(v, 1); problem != "" {
 		return nil, nil, problem
@@ -231,7 +245,7 @@ func jsonObjectDocument(raw json.RawMessage) (types.JSONText, map[string]any, st
 	if err != nil {
 		return nil, nil, "Must be valid JSON."
 	}
-	return types.JSONText(b), obj, ""
+	return types.JSONText(b), v, ""
 }
 
 func checkDocument(v any, depth int) string {
@@ -241,7 +255,7 @@ func checkDocument(v any, depth int) string {
 	switch x := v.(type) {
 	case string:
 		if strings.ContainsRune(x, 0) {
-			return "Must not contain NUL characters."
+			return noNUL
 		}
 	case []any:
 		for _, e := range x {

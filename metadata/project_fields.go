@@ -66,6 +66,9 @@ func stringsField(name string, get func(*Project) []string) projectField {
 				if !ok {
 					return nil, fmt.Sprintf("Must be a list of strings; item %d is not a string.", i)
 				}
+				if strings.ContainsRune(s, 0) {
+					return nil, fmt.Sprintf("Item %d: %s", i, noNUL)
+				}
 				list[i] = s
 			}
 			return pq.StringArray(list), ""
@@ -92,9 +95,9 @@ func jsonField(name string, kind jsonKind, nullable bool, get func(*Project) jso
 				}
 				return nil, "This field may not be null."
 			}
-			var v any
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return nil, "Must be valid JSON."
+			doc, v, problem := jsonDocument(raw)
+			if problem != "" {
+				return nil, problem
 			}
 			switch kind {
 			case listJSON:
@@ -106,7 +109,7 @@ func jsonField(name string, kind jsonKind, nullable bool, get func(*Project) jso
 					return nil, "Must be an object."
 				}
 			}
-			return types.JSONText(raw), ""
+			return doc, ""
 		},
 		get: func(p *Project) any { return get(p) },
 	}
@@ -118,6 +121,9 @@ func nullJSON(j types.NullJSONText) json.RawMessage {
 	}
 	return json.RawMessage(j.JSONText)
 }
+
+// webhookMax bounds a Slack webhook URL, as PostHog's column does.
+const webhookMax = 500
 
 // sampleRate is a decimal from 0.00 to 1.00 with at most two places.
 var sampleRate = regexp.MustCompile(`^(0(\.[0-9]{1,2})?|1(\.0{1,2})?|\.[0-9]{1,2})$`)
@@ -134,6 +140,9 @@ var projectFields = []projectField{
 			if n := len([]rune(s)); n < 1 || n > 200 {
 				return nil, "Must be 1 to 200 characters."
 			}
+			if strings.ContainsRune(s, 0) {
+				return nil, noNUL
+			}
 			return s, ""
 		},
 		get: func(p *Project) any { return p.Name }},
@@ -146,6 +155,9 @@ var projectFields = []projectField{
 			var s string
 			if json.Unmarshal(raw, &s) != nil {
 				return nil, "Must be a string or null."
+			}
+			if problem := checkText(s, webhookMax); problem != "" {
+				return nil, problem
 			}
 			return s, ""
 		},

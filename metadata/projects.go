@@ -111,9 +111,10 @@ type ProjectSummary struct {
 
 // ListProjects returns one page of the organization's projects, oldest
 // first, and their total count, in one query that reads only the
-// summary's columns. An organization the user is not a member of is
+// summary's columns. teams, when not empty, keeps only those projects (a
+// key limited to them). An organization the user is not a member of is
 // ErrNotFound.
-func (s *Store) ListProjects(ctx context.Context, userID int64, org string, limit, offset int) ([]ProjectSummary, int, error) {
+func (s *Store) ListProjects(ctx context.Context, userID int64, org string, teams []int64, limit, offset int) ([]ProjectSummary, int, error) {
 	cond, orgArg, err := orgCondition(org)
 	if err != nil {
 		return nil, 0, err
@@ -126,11 +127,13 @@ func (s *Store) ListProjects(ctx context.Context, userID int64, org string, limi
 			p.has_completed_onboarding_for, p.ingested_event, p.is_demo, p.timezone, p.access_control,
 			count(*) OVER () AS total
 		FROM projects p JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1
-		WHERE `+cond+` ORDER BY p.id LIMIT $3 OFFSET $4`)
+		WHERE `+cond+` AND (cardinality($5::bigint[]) = 0 OR p.id = ANY($5::bigint[]))
+		ORDER BY p.id LIMIT $3 OFFSET $4`)
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := st.SelectContext(ctx, &rows, userID, orgArg, limit, offset); err != nil {
+	teamList := KeyScope{Teams: teams}.teamArray()
+	if err := st.SelectContext(ctx, &rows, userID, orgArg, limit, offset, teamList); err != nil {
 		return nil, 0, err
 	}
 	if len(rows) > 0 {
@@ -141,12 +144,13 @@ func (s *Store) ListProjects(ctx context.Context, userID int64, org string, limi
 		return ps, rows[0].Total, nil
 	}
 	// An empty page: past the end, an empty organization, or none at all.
-	if _, err := s.ResolveOrganization(ctx, userID, org); err != nil {
+	if _, err := s.ResolveOrganization(ctx, userID, KeyScope{}, org); err != nil {
 		return nil, 0, err
 	}
 	var total int
 	err = s.db.GetContext(ctx, &total, `SELECT count(*) FROM projects p
-		JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1 WHERE `+cond, userID, orgArg)
+		JOIN memberships m ON m.organization_id = p.organization_id AND m.user_id = $1
+		WHERE `+cond+` AND (cardinality($3::bigint[]) = 0 OR p.id = ANY($3::bigint[]))`, userID, orgArg, teamList)
 	return []ProjectSummary{}, total, err
 }
 
@@ -203,7 +207,7 @@ func (s *Store) getProject(ctx context.Context, tx *sqlx.Tx, userID int64, where
 // CreateProject creates a project with the given fields (already checked
 // by ParseProjectInput) and records the creation.
 func (s *Store) CreateProject(ctx context.Context, userID int64, orgRef string, in ProjectInput) (*Project, error) {
-	m, err := s.ResolveOrganization(ctx, userID, orgRef)
+	m, err := s.ResolveOrganization(ctx, userID, KeyScope{}, orgRef)
 	if err != nil {
 		return nil, err
 	}

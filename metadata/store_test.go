@@ -89,7 +89,7 @@ func TestCreateKeyValidatesScopesAndUser(t *testing.T) {
 	if _, err := store.Bootstrap(ctx, "ada@example.com", "Acme", "Web"); err != nil {
 		t.Fatal(err)
 	}
-	k, err := store.CreateKey(ctx, "ada@example.com", "ci", []string{"insight:read", "project:read"})
+	k, err := store.CreateKey(ctx, "ada@example.com", "ci", []string{"insight:read", "project:read"}, metadata.KeyScope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +100,13 @@ func TestCreateKeyValidatesScopesAndUser(t *testing.T) {
 	if scopes != "insight:read,project:read" {
 		t.Errorf("scopes %q", scopes)
 	}
-	if _, err := store.CreateKey(ctx, "ada@example.com", "", []string{"insight:read", "root:everything"}); err == nil {
+	if _, err := store.CreateKey(ctx, "ada@example.com", "", []string{"insight:read", "root:everything"}, metadata.KeyScope{}); err == nil {
 		t.Error("an unknown scope was accepted")
 	}
-	if _, err := store.CreateKey(ctx, "ada@example.com", "", nil); err == nil {
+	if _, err := store.CreateKey(ctx, "ada@example.com", "", nil, metadata.KeyScope{}); err == nil {
 		t.Error("an empty scope list was accepted")
 	}
-	if _, err := store.CreateKey(ctx, "nobody@example.com", "", []string{"*"}); err == nil {
+	if _, err := store.CreateKey(ctx, "nobody@example.com", "", []string{"*"}, metadata.KeyScope{}); err == nil {
 		t.Error("a key was made for a user that does not exist")
 	}
 }

@@ -12,6 +12,11 @@ type TokenProject struct {
 	ID            int64 `db:"id"`
 	IngestedEvent bool  `db:"ingested_event"`
 	AnonymizeIPs  bool  `db:"anonymize_ips"`
+	// What the browser SDK's remote configuration tells it.
+	AutocaptureOptOut          bool `db:"autocapture_opt_out"`
+	AutocaptureExceptionsOptIn bool `db:"autocapture_exceptions_opt_in"`
+	CapturePerformanceOptIn    bool `db:"capture_performance_opt_in"`
+	HeatmapsOptIn              bool `db:"heatmaps_opt_in"`
 }
 
 // ProjectForToken finds the project of a capture token; ErrNotFound for
@@ -22,7 +27,8 @@ func (s *Store) ProjectForToken(ctx context.Context, token string) (TokenProject
 		return p, nil
 	}
 	var p TokenProject
-	st, err := s.prepared(ctx, "SELECT id, ingested_event, anonymize_ips FROM projects WHERE api_token = $1")
+	st, err := s.prepared(ctx, `SELECT id, ingested_event, anonymize_ips, autocapture_opt_out,
+		autocapture_exceptions_opt_in, capture_performance_opt_in, heatmaps_opt_in FROM projects WHERE api_token = $1`)
 	if err != nil {
 		return p, err
 	}

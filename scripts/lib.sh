@@ -80,6 +80,24 @@ fetch_chdb() {
   echo "$CHDB_VERSION $CHDB_LIB_SHA256" >"$stamp"
 }
 
+# The official PostHog Node SDK for the client tests (api/sdk_node_test.go),
+# pinned by scripts/sdk/node/package-lock.json and installed with npm ci
+# into scripts/sdk/node/node_modules (ignored by git) when the lock changed.
+NODE_SDK_DIR=$ROOT/scripts/sdk/node
+install_node_sdk() {
+  command -v node >/dev/null 2>&1 || die "node is needed by the client tests: install Node.js and npm"
+  command -v npm >/dev/null 2>&1 || die "npm is needed to install the PostHog Node SDK: install Node.js and npm"
+  local stamp="$NODE_SDK_DIR/node_modules/.insightd-lock"
+  local want
+  want=$(sha256sum "$NODE_SDK_DIR/package-lock.json" | cut -c1-64)
+  [ -d "$NODE_SDK_DIR/node_modules/posthog-node" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+  log "installing the PostHog Node SDK for the client tests (npm ci in scripts/sdk/node)"
+  (cd "$NODE_SDK_DIR" && npm ci --no-audit --no-fund --silent >/dev/null 2>"$NODE_SDK_DIR/npm.log") \
+    || { cat "$NODE_SDK_DIR/npm.log" >&2; die "npm ci in scripts/sdk/node failed"; }
+  rm -f "$NODE_SDK_DIR/npm.log"
+  echo "$want" >"$stamp"
+}
+
 free_port() {
   local p
   for p in $(seq "$1" $(($1 + 200))); do

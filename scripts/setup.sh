@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs whatever insightd needs that is missing: PostgreSQL (unless
-# DATABASE_URL is set) and chDB's libchdb.so (unless CLICKHOUSE_URL is set).
+# DATABASE_URL is set), chDB's libchdb.so (unless CLICKHOUSE_URL is set) and
+# the PostHog Node SDK the client tests drive insightd with.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ensure_go
 ensure_postgres
 ensure_curl
 fetch_chdb
+install_node_sdk

@@ -113,6 +113,47 @@ func TestBootstrapPrintsOneJSONObjectAndCreateKeyWorks(t *testing.T) {
 	}
 }
 
+func TestCreateKeyLimitsTheKeyToOrganizationsAndProjects(t *testing.T) {
+	db := testDB(t)
+	code, out, errOut := runCmd(t, db, "admin", "bootstrap", "--email", "ada@example.com", "--org", "Acme")
+	if code != 0 {
+		t.Fatalf("bootstrap exit %d: %s", code, errOut)
+	}
+	var b struct {
+		OrganizationID string `json:"organization_id"`
+		ProjectID      int64  `json:"project_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCmd(t, db, "admin", "create-key", "--email", "ada@example.com", "--scopes", "*",
+		"--scoped-organizations", b.OrganizationID, "--scoped-teams", fmt.Sprint(b.ProjectID))
+	if code != 0 {
+		t.Fatalf("create-key exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"an organization id that is not a UUID", []string{"--scoped-organizations", "acme"}, 2, "not an organization id"},
+		{"a project id that is not a number", []string{"--scoped-teams", "1,x"}, 2, "not a project id"},
+		{"an organization the user is not in", []string{"--scoped-organizations", "00000000-0000-4000-8000-000000000000"}, 1, "not a member"},
+		{"a project the user cannot reach", []string{"--scoped-teams", "999999999"}, 1, "scoped project"},
+		{"a label with a NUL", []string{"--label", "a\x00b"}, 1, "NUL"},
+		{"a label of 41 characters", []string{"--label", strings.Repeat("l", 41)}, 1, "label"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"admin", "create-key", "--email", "ada@example.com", "--scopes", "*"}, tc.args...)
+			code, _, errOut := runCmd(t, db, args...)
+			if code != tc.code || !strings.Contains(errOut, tc.says) {
+				t.Fatalf("exit %d %q, want %d saying %q", code, errOut, tc.code, tc.says)
+			}
+		})
+	}
+}
+
 func TestMigrateTwiceIsANoOp(t *testing.T) {
 	lib := os.Getenv("INSIGHTD_CHDB_LIB")
 	if lib == "" {
