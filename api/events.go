@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -41,12 +42,18 @@ func (s *Server) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
-	q, err := querybuilder.ParseEventsList(params, eventsProject(p), time.Now())
+	env := s.analysisEnv(p)
+	q, err := querybuilder.ParseEventsList(params, env)
 	if err != nil {
-		writeError(c, validationError(err))
+		writeError(c, err)
 		return
 	}
-	stmt, err := querybuilder.BuildEventsList(q)
+	f, err := olap.ReadFacts(c.Request.Context(), s.engine, s.cfg.Schema, p.ID, q.Needs())
+	if err != nil {
+		writeError(c, engineError(err))
+		return
+	}
+	stmt, err := querybuilder.BuildEventsList(q, f)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -81,7 +88,12 @@ func (s *Server) getEvent(c *gin.Context) {
 	if !ok {
 		return
 	}
-	events, _, err := s.readEvents(c.Request.Context(), p, querybuilder.EventStatement(eventsProject(p), id), 1)
+	f, err := olap.ReadFacts(c.Request.Context(), s.engine, s.cfg.Schema, p.ID, querybuilder.Needs{PersonOverrides: true})
+	if err != nil {
+		writeError(c, engineError(err))
+		return
+	}
+	events, _, err := s.readEvents(c.Request.Context(), p, querybuilder.EventStatement(s.analysisEnv(p), id, f), 1)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -91,10 +103,6 @@ func (s *Server) getEvent(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, events[0])
-}
-
-func eventsProject(p *metadata.Project) querybuilder.Project {
-	return querybuilder.Project{ID: p.ID, Timezone: p.Timezone}
 }
 
 // eventJSON is an event in PostHog's shape. Elements are not split out
@@ -124,7 +132,7 @@ type eventPersonJSON struct {
 func (s *Server) readEvents(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement, max int) ([]eventJSON, bool, error) {
 	rows, err := s.engine.Query(ctx, stmt)
 	if err != nil {
-		return nil, false, analysisError(err)
+		return nil, false, engineError(err)
 	}
 	more := len(rows.Data) > max
 	if more {
@@ -188,7 +196,7 @@ WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)}
 GROUP BY id HAVING argMax(is_deleted, version) = 0`,
 		Params: map[string]any{"team": team, "ids": ids}})
 	if err != nil {
-		return nil, analysisError(err)
+		return nil, engineError(err)
 	}
 	for _, r := range rows.Data {
 		id, _ := r[0].(string)

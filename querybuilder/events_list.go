@@ -22,7 +22,7 @@ const (
 
 // EventsListQuery is a checked events-list request.
 type EventsListQuery struct {
-	Project Project
+	c Common
 	// Event, DistinctID and PersonID keep events with that name, distinct
 	// id or person (the person the event belongs to now, merges included).
 	Event, DistinctID *string
@@ -42,10 +42,10 @@ type EventsListQuery struct {
 // ParseEventsList reads the list's query parameters (each one's first
 // value) for project at now; every problem is a *ValidationError naming
 // its parameter, all of them joined.
-func ParseEventsList(params map[string]string, project Project, now time.Time) (EventsListQuery, error) {
+func ParseEventsList(params map[string]string, env Env) (EventsListQuery, error) {
 	pr := &problems{}
-	c := newCommon(project, now, pr)
-	q := EventsListQuery{Project: project, Limit: EventsListDefaultLimit}
+	c := newCommon(env, pr)
+	q := EventsListQuery{c: c, Limit: EventsListDefaultLimit}
 	text := func(name string) *string {
 		if v, ok := params[name]; ok {
 			return &v
@@ -132,70 +132,53 @@ func eventsListUUID(params map[string]string, name string, bound *time.Time, bou
 	return &id
 }
 
-// eventsListColumns are what the list and the retrieve read of an event.
-func eventsListColumns(person string) string {
-	return "SELECT e.uuid, e.event, e.distinct_id, e.properties, e.timestamp, " + person + " AS person_id\nFROM events AS e\n"
+// eventsListColumns are what the list and the retrieve read of an event:
+// uuid, event, distinct_id, properties, timestamp and the person the
+// event belongs to now.
+func eventsListColumns(s *eventSource) []string {
+	return []string{"e.uuid", "e.event", "e.distinct_id", "e.properties", "e.timestamp", s.personID() + " AS person_id"}
 }
 
 // EventStatement reads one event of the project by uuid (given in its
 // usual form, checked by the caller): the columns of BuildEventsList.
-func EventStatement(project Project, id string) Statement {
-	person := eventPersonID(project)
-	sql := eventsListColumns(person)
-	if !project.NoPersonOverrides {
-		sql += EventPersonJoin + "\n"
-	}
-	sql += "WHERE e.team_id = {team:Int64} AND e.uuid = {id:UUID}\nLIMIT 1"
-	return Statement{SQL: sql, Params: map[string]any{"team": project.ID, "id": id}}
+func EventStatement(env Env, id string, f Facts) Statement {
+	c := newCommon(env, &problems{})
+	s := newEventSource(&c, f)
+	sql := s.selectFrom(eventsListColumns(s), joins{overrides: true}, []string{"e.team_id = {team:Int64}", "e.uuid = " + s.bind("UUID", id)})
+	return s.statement(sql + "\nLIMIT 1")
 }
+
+// Needs is what of the engine's facts the list reads: merged persons.
+func (q EventsListQuery) Needs() Needs { return Needs{PersonOverrides: true} }
 
 // BuildEventsList compiles the request. The statement asks for one event
 // more than the page holds, which tells the caller whether a next page
 // exists. Columns: uuid, event, distinct_id, properties, timestamp,
 // person_id.
-func BuildEventsList(q EventsListQuery) (Statement, error) {
-	b := newBinder()
-	b.named("team", "Int64", q.Project.ID)
-	person := eventPersonID(q.Project)
-	var where []string
-	where = append(where, "e.team_id = {team:Int64}")
+func BuildEventsList(q EventsListQuery, f Facts) (Statement, error) {
+	s := newEventSource(&q.c, f)
+	where := []string{"e.team_id = {team:Int64}"}
 	if q.Event != nil {
-		where = append(where, "e.event = "+b.str(*q.Event))
+		where = append(where, "e.event = "+s.str(*q.Event))
 	}
 	if q.DistinctID != nil {
-		where = append(where, "e.distinct_id = "+b.str(*q.DistinctID))
+		where = append(where, "e.distinct_id = "+s.str(*q.DistinctID))
 	}
 	if q.PersonID != nil {
-		where = append(where, person+" = "+b.bind("UUID", *q.PersonID))
+		where = append(where, s.personID()+" = "+s.bind("UUID", *q.PersonID))
 	}
-	where = append(where, bound(b, ">", q.After, q.AfterUUID)...)
-	where = append(where, bound(b, "<", q.Before, q.BeforeUUID)...)
-	if q.Properties.usesDates() {
-		tz := q.Project.Timezone
-		if tz == "" {
-			tz = "UTC"
-		}
-		b.named("tz", "String", tz)
-	}
-	if cond := q.Properties.sql(b); cond != "" {
+	where = append(where, bound(s.binder, ">", q.After, q.AfterUUID)...)
+	where = append(where, bound(s.binder, "<", q.Before, q.BeforeUUID)...)
+	if cond := s.cond(q.Properties); cond != "" {
 		where = append(where, cond)
 	}
 	order := "DESC"
 	if q.Ascending {
 		order = "ASC"
 	}
-	var sql strings.Builder
-	sql.WriteString(eventsListColumns(person))
-	if !q.Project.NoPersonOverrides {
-		sql.WriteString(EventPersonJoin + "\n")
-	}
-	if len(b.personCols) > 0 {
-		sql.WriteString(personJoinSQL(b, person) + "\n")
-	}
-	sql.WriteString("WHERE " + strings.Join(where, "\n  AND ") + "\n")
-	sql.WriteString("ORDER BY e.timestamp " + order + ", e.uuid " + order + "\n")
-	sql.WriteString("LIMIT " + b.named("limit", "UInt32", uint32(q.Limit+1)))
-	return Statement{SQL: sql.String(), Params: b.params}, nil
+	sql := s.selectFrom(eventsListColumns(s), joins{overrides: true, persons: q.Properties.usesPersons()}, where)
+	sql += "\nORDER BY e.timestamp " + order + ", e.uuid " + order + "\nLIMIT " + s.named("limit", "UInt32", uint32(q.Limit+1))
+	return s.statement(sql), nil
 }
 
 // bound is a time bound (op > for after, < for before) as conditions: on
@@ -211,23 +194,6 @@ func bound(b *binder, op string, t *time.Time, id *string) []string {
 	}
 	return []string{"e.timestamp " + op + "= " + ts,
 		"(e.timestamp, e.uuid) " + op + " (" + ts + ", " + b.bind("UUID", *id) + ")"}
-}
-
-// usesDates reports whether a condition compares dates, which read the
-// project's timezone ({tz:String}).
-func (f *PropertyFilter) usesDates() bool {
-	if f == nil {
-		return false
-	}
-	if f.Group == "" {
-		return strings.HasPrefix(f.Operator, "is_date_")
-	}
-	for _, v := range f.Values {
-		if v.usesDates() {
-			return true
-		}
-	}
-	return false
 }
 
 // CanonicalUUID reads a uuid in its usual 8-4-4-4-12 form, any case, and

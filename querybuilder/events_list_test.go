@@ -30,11 +30,11 @@ func TestEventsListGoldenSQL(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			build := func() string {
-				q, err := ParseEventsList(eventsListGolden[name], goldenProject, testNow)
+				q, err := ParseEventsList(eventsListGolden[name], Env{Project: goldenProject, Now: testNow})
 				if err != nil {
 					t.Fatal(err)
 				}
-				stmt, err := BuildEventsList(q)
+				stmt, err := BuildEventsList(q, Facts{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,11 +74,11 @@ func TestEventsListHostileValuesNeverReachTheSQLText(t *testing.T) {
 		s := quoted(t, v)
 		q, err := ParseEventsList(map[string]string{"event": v, "distinct_id": v,
 			"properties": `[{"key": ` + s + `, "value": ` + s + `}, {"key": ` + s + `, "value": [` + s + `], "operator": "is_not", "type": "person"}]`},
-			goldenProject, testNow)
+			Env{Project: goldenProject, Now: testNow})
 		if err != nil {
 			t.Fatal(err)
 		}
-		stmt, err := BuildEventsList(q)
+		stmt, err := BuildEventsList(q, Facts{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestEventsListValidation(t *testing.T) {
 		{map[string]string{"orderBy": `["-timestamp", "event"]`}, []string{"orderBy"}},
 		{map[string]string{"properties": `{"type": "XOR", "values": []}`}, []string{"properties"}},
 	} {
-		_, err := ParseEventsList(tc.params, goldenProject, testNow)
+		_, err := ParseEventsList(tc.params, Env{Project: goldenProject, Now: testNow})
 		var got []string
 		for _, ve := range ValidationErrors(err) {
 			got = append(got, ve.Attr)
@@ -106,7 +106,7 @@ func TestEventsListValidation(t *testing.T) {
 			t.Errorf("%v: problems with %v, want %v (%v)", tc.params, got, tc.attrs, err)
 		}
 	}
-	q, err := ParseEventsList(map[string]string{"limit": "100000"}, goldenProject, testNow)
+	q, err := ParseEventsList(map[string]string{"limit": "100000"}, Env{Project: goldenProject, Now: testNow})
 	if err != nil || q.Limit != EventsListMaxLimit {
 		t.Errorf("a limit past the maximum is clamped: %v %d", err, q.Limit)
 	}

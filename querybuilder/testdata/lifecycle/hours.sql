@@ -1,6 +1,6 @@
 SELECT st.1 AS bucket, st.2 AS status, count() AS actors
 FROM (
-    SELECT ps, if(pc.c >= {active_from:DateTime64(6, 'UTC')}, intDiv(toInt64(toUnixTimestamp(pc.c)) - {p4:Int64}, 3600), -1) AS cp
+    SELECT a, ps, if(pc.c >= {active_from:DateTime64(6, 'UTC')}, intDiv(toInt64(toUnixTimestamp(pc.c)) - {p4:Int64}, 3600), -1) AS cp
     FROM (
         SELECT a, arraySort(groupUniqArray(p)) AS ps
         FROM (

@@ -5,7 +5,7 @@ FROM (
     FROM (
         SELECT act, cp, count() AS c
         FROM (
-            SELECT act, if(pc.c >= {active_from:DateTime64(6, 'UTC')}, intDiv(toInt64(toRelativeDayNum(pc.c, {tz:String})) - toInt64(toRelativeDayNum({p3:Date})), 7), -1) AS cp
+            SELECT a, act, if(pc.c >= {active_from:DateTime64(6, 'UTC')}, intDiv(toInt64(toRelativeDayNum(pc.c, {tz:String})) - toInt64(toRelativeDayNum({p3:Date})), 7), -1) AS cp
             FROM (
                 SELECT a, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p))) AS act
                 FROM (

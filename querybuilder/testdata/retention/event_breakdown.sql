@@ -11,7 +11,7 @@ FROM (
                 FROM (
                     SELECT if(empty(bd), {breakdown_null:String}, bd) AS bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
-                        SELECT cohort.2 AS bd, bitShiftLeft(toUInt64(1), toUInt64(greatest(cohort.1, 0))) AS tb, rb
+                        SELECT a, cohort.2 AS bd, bitShiftLeft(toUInt64(1), toUInt64(greatest(cohort.1, 0))) AS tb, rb
                         FROM (
                             SELECT a, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb, groupArray((p, entry_bd)) AS cohorts
                             FROM (

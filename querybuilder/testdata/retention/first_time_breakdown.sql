@@ -11,9 +11,9 @@ FROM (
                 FROM (
                     SELECT if(empty(bd), {breakdown_null:String}, bd) AS bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
-                        SELECT bd, if(first >= {p3:DateTime64(6, 'UTC')}, bitShiftLeft(toUInt64(1), toUInt64(greatest(toInt64(toRelativeDayNum(first, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 0))), 0) AS tb, rb
+                        SELECT a, bd, if(first >= {p3:DateTime64(6, 'UTC')}, bitShiftLeft(toUInt64(1), toUInt64(greatest(toInt64(toRelativeDayNum(first, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 0))), 0) AS tb, rb
                         FROM (
-                            SELECT argMinIf(bd, at, 1) AS bd, min(ts) AS first, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), ts >= {p3:DateTime64(6, 'UTC')}) AS rb
+                            SELECT a, argMinIf(bd, at, 1) AS bd, min(ts) AS first, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), ts >= {p3:DateTime64(6, 'UTC')}) AS rb
                             FROM (
                                 SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                     toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})) AS p,

@@ -7,9 +7,9 @@ FROM (
         FROM (
             SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
             FROM (
-                SELECT bd, if(first >= {p2:DateTime64(6, 'UTC')}, bitShiftLeft(toUInt64(1), toUInt64(greatest(intDiv(toInt64(toRelativeDayNum(first, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 7), 0))), 0) AS tb, rb
+                SELECT a, bd, if(first >= {p2:DateTime64(6, 'UTC')}, bitShiftLeft(toUInt64(1), toUInt64(greatest(intDiv(toInt64(toRelativeDayNum(first, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 7), 0))), 0) AS tb, rb
                 FROM (
-                    SELECT '' AS bd, min(ts) AS first, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), ts >= {p2:DateTime64(6, 'UTC')}) AS rb
+                    SELECT a, '' AS bd, min(ts) AS first, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), ts >= {p2:DateTime64(6, 'UTC')}) AS rb
                     FROM (
                         SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                             intDiv(toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p1:Date})), 7) AS p,

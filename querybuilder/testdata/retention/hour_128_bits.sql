@@ -7,7 +7,7 @@ FROM (
         FROM (
             SELECT bd, arrayJoin(arrayFilter(k -> bitAnd(bitShiftRight(tb, k), 1) = 1, range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
             FROM (
-                SELECT '' AS bd, groupBitOr(bitShiftLeft(toUInt128(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt128(1), toUInt64(greatest(p, 0)))) AS rb
+                SELECT a, '' AS bd, groupBitOr(bitShiftLeft(toUInt128(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt128(1), toUInt64(greatest(p, 0)))) AS rb
                 FROM (
                     SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                         intDiv(toInt64(toUnixTimestamp(e.timestamp)) - {p2:Int64}, 3600) AS p

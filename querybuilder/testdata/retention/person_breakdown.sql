@@ -11,7 +11,7 @@ FROM (
                 FROM (
                     SELECT if(empty(bd), {breakdown_null:String}, bd) AS bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
                     FROM (
-                        SELECT any(bd) AS bd, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb
+                        SELECT a, any(bd) AS bd, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS tb, groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0)))) AS rb
                         FROM (
                             SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                 toInt64(toRelativeMonthNum(e.timestamp, {tz:String})) - toInt64(toRelativeMonthNum({p1:Date})) AS p,

@@ -7,7 +7,7 @@ FROM (
         FROM (
             SELECT bd, arrayJoin(arrayFilter(k -> bitTest(tb, k), range({intervals:UInt32}))) AS cohort, bitShiftRight(rb, cohort) AS r
             FROM (
-                SELECT '' AS bd, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), t) AS tb, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), r) AS rb
+                SELECT a, '' AS bd, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), t) AS tb, groupBitOrIf(bitShiftLeft(toUInt64(1), toUInt64(greatest(p, 0))), r) AS rb
                 FROM (
                     SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                         intDiv(toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p3:Date})), 7) AS p,

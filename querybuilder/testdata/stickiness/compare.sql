@@ -1,6 +1,6 @@
 SELECT 0 AS series, period, buckets, count() AS actors
 FROM (
-    SELECT period AS period, bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p)))) AS buckets
+    SELECT a, period AS period, bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p)))) AS buckets
     FROM (
         SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
             if(e.timestamp >= {date_from:DateTime64(6, 'UTC')}, 0, 1) AS period,

@@ -1,6 +1,6 @@
 SELECT 0 AS series, period, buckets, count() AS actors
 FROM (
-    SELECT 0 AS period, uniqExact(p) AS buckets
+    SELECT a, 0 AS period, uniqExact(p) AS buckets
     FROM (
         SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
             intDiv(toInt64(toUnixTimestamp(e.timestamp)) - {p1:Int64}, 3600) AS p

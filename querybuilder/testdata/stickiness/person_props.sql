@@ -1,6 +1,6 @@
 SELECT 0 AS series, period, buckets, count() AS actors
 FROM (
-    SELECT 0 AS period, bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p)))) AS buckets
+    SELECT a, 0 AS period, bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p)))) AS buckets
     FROM (
         SELECT e.mat_group_3 AS a,
             toInt64(toRelativeDayNum(e.timestamp, {tz:String})) - toInt64(toRelativeDayNum({p0:Date})) AS p
