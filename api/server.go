@@ -174,6 +174,7 @@ func (s *Server) Handler() http.Handler {
 	s.organizationRoutes(api)
 	s.annotationRoutes(api)
 	s.eventRoutes(api)
+	s.personsRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

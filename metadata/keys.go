@@ -28,6 +28,7 @@ var Scopes = []string{
 	"event:read",
 	"user:read",
 	"organization:read",
+	"person:read", "person:write",
 }
 
 // AllScopes is the scope that grants every other.

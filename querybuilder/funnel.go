@@ -41,6 +41,10 @@ type FunnelQuery struct {
 	BinCount int
 
 	AggregationGroupTypeIndex int
+
+	// peopleBaseURL is the people URL of the request, made once per
+	// result.
+	peopleBaseURL string
 }
 
 // Exclusion is an event that, done between two steps of a person's

@@ -3,7 +3,6 @@ package querybuilder
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"sort"
 	"strconv"
 )
@@ -211,26 +210,18 @@ func funnelSteps(q *FunnelQuery, sr stepRow, broken bool) []FunnelStep {
 	return steps
 }
 
-// peopleURL is where PostHog clients fetch the persons who reached
-// (step > 0) or dropped off before (step < 0) a step, 1-based.
+// peopleURL is where clients fetch the actors who reached (step > 0)
+// or dropped off before (step < 0) a step, 1-based: the request and the
+// step (and breakdown value).
 func (q *FunnelQuery) peopleURL(step int, value string, broken bool) string {
-	v := url.Values{}
-	v.Set("insight", "FUNNELS")
-	v.Set("funnel_step", strconv.Itoa(step))
-	v.Set("date_from", q.Range.From.In(q.clock.loc).Format("2006-01-02T15:04:05.999999-07:00"))
-	v.Set("date_to", q.Range.To.In(q.clock.loc).Format("2006-01-02T15:04:05.999999-07:00"))
-	v.Set("funnel_order_type", q.Order)
-	v.Set("funnel_window_interval", strconv.FormatInt(int64(q.Window.Seconds()), 10))
-	v.Set("funnel_window_interval_unit", "second")
-	if q.FilterTestAccounts {
-		v.Set("filter_test_accounts", "true")
+	if q.peopleBaseURL == "" {
+		q.peopleBaseURL = q.peopleBase("funnel")
 	}
+	sel := map[string]string{"funnel_step": strconv.Itoa(step)}
 	if broken {
-		v.Set("breakdown", q.Breakdown.Property)
-		v.Set("breakdown_type", q.Breakdown.Type)
-		v.Set("funnel_step_breakdown", value)
+		sel["funnel_step_breakdown"] = value
 	}
-	return fmt.Sprintf("/api/projects/%d/persons/funnel/?%s", q.Project.ID, v.Encode())
+	return withSelection(q.peopleBaseURL, sel)
 }
 
 func optionalFloat(v any) *float64 {

@@ -1,0 +1,301 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// personsRoutes serve persons: the list, one person, the values of a
+// property, and the actors behind the numbers of every kind of the
+// registry that counts actors (persons/<kind>/).
+func (s *Server) personsRoutes(api *gin.RouterGroup) {
+	g := api.Group("/projects/:project_id/persons", checkFormat)
+	read := requireScope("person:read")
+	g.GET("", read, s.listPersons)
+	g.GET("/values", read, s.personValues)
+	g.GET("/:id", read, s.getPerson)
+	for _, route := range querybuilder.PersonsRoutes() {
+		h := s.actors(route)
+		g.GET("/"+route, read, h)
+		g.POST("/"+route, read, h)
+	}
+	api.GET("/projects/:project_id/events/values", requireScope("event:read"), s.eventValues)
+}
+
+// personJSON is a person as PostHog answers one. id is the person's uuid:
+// insightd's persons have no other id.
+type personJSON struct {
+	ID           string          `json:"id"`
+	UUID         string          `json:"uuid"`
+	Name         string          `json:"name"`
+	DistinctIDs  []string        `json:"distinct_ids"`
+	Properties   json.RawMessage `json:"properties"`
+	CreatedAt    time.Time       `json:"created_at"`
+	IsIdentified bool            `json:"is_identified"`
+}
+
+// defaultDisplayNames name a person when the project names no properties
+// for it (PostHog's defaults).
+var defaultDisplayNames = []string{"email", "name", "username"}
+
+// readPersons runs a persons statement (querybuilder.PersonsColumns) and
+// gives the persons and the total the statement counted.
+func (s *Server) readPersons(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement) ([]personJSON, int, error) {
+	rows, err := s.engine.Query(ctx, stmt)
+	if err != nil {
+		return nil, 0, engineError(err)
+	}
+	names := []string(p.PersonDisplayNameProperties)
+	if len(names) == 0 {
+		names = defaultDisplayNames
+	}
+	out := make([]personJSON, 0, len(rows.Data))
+	total := 0
+	for _, r := range rows.Data {
+		id, _ := r[0].(string)
+		props, _ := r[1].(string)
+		created, _ := r[2].(time.Time)
+		identified, _ := r[3].(uint64)
+		person := personJSON{ID: id, UUID: id, Properties: json.RawMessage(props), CreatedAt: created, IsIdentified: identified == 1,
+			DistinctIDs: []string{}}
+		if !json.Valid(person.Properties) {
+			person.Properties = json.RawMessage("{}")
+		}
+		if ids, ok := r[4].([]any); ok {
+			for _, d := range ids {
+				if ds, ok := d.(string); ok {
+					person.DistinctIDs = append(person.DistinctIDs, ds)
+				}
+			}
+		}
+		person.Name = displayName(person, names)
+		if n, ok := r[5].(uint64); ok {
+			total = int(n)
+		}
+		out = append(out, person)
+	}
+	return out, total, nil
+}
+
+// displayName is the first of names the person has, else their first
+// distinct id.
+func displayName(p personJSON, names []string) string {
+	var props map[string]any
+	_ = json.Unmarshal(p.Properties, &props) // checked valid by the caller
+	for _, n := range names {
+		if v, ok := props[n].(string); ok && v != "" {
+			return v
+		}
+	}
+	if len(p.DistinctIDs) > 0 {
+		return p.DistinctIDs[0]
+	}
+	return p.ID
+}
+
+func (s *Server) listPersons(c *gin.Context) {
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	q, err := querybuilder.ParsePersons(querybuilder.ParseQuery(c.Request.URL.Query()), s.analysisEnv(p))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	persons, total, err := s.readPersons(c.Request.Context(), p, q.Build())
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	renderPage(c, total, q.Limit, q.Offset, persons)
+}
+
+func (s *Server) getPerson(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		writeError(c, NotFound())
+		return
+	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	persons, _, err := s.readPersons(c.Request.Context(), p, querybuilder.PersonsByID(s.analysisEnv(p), []string{id.String()}))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if len(persons) == 0 {
+		writeError(c, NotFound())
+		return
+	}
+	render(c, http.StatusOK, persons[0])
+}
+
+func (s *Server) personValues(c *gin.Context) { s.propertyValues(c, "person") }
+
+func (s *Server) eventValues(c *gin.Context) { s.propertyValues(c, "event") }
+
+// propertyValues answers [{name, count}] for a filter picker.
+func (s *Server) propertyValues(c *gin.Context, typ string) {
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	stmt, err := querybuilder.PropertyValuesStatement(s.analysisEnv(p), typ, c.Query("key"), c.Query("event"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	rows, err := s.engine.Query(c.Request.Context(), stmt)
+	if err != nil {
+		writeError(c, engineError(err))
+		return
+	}
+	type value struct {
+		Name  string `json:"name"`
+		Count int    `json:"count"`
+	}
+	out := make([]value, 0, len(rows.Data))
+	for _, r := range rows.Data {
+		name, _ := r[0].(string)
+		n, _ := r[1].(uint64)
+		out = append(out, value{Name: name, Count: int(n)})
+	}
+	render(c, http.StatusOK, out)
+}
+
+// actorsPageLimit is the most actors one page of a number's actors holds.
+const actorsPageLimit = 100
+
+// actors answers the actors behind one number of an analysis of the
+// route's kind: {results: [{people, count}], next}, count being how many
+// the number counted. format=csv lists every one of them.
+func (s *Server) actors(route string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, ok := s.pathInsightProject(c)
+		if !ok {
+			return
+		}
+		params, err := analysisParams(c)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		kind, _ := querybuilder.ForPersons(route)
+		q, err := kind.Parse(params, s.analysisEnv(p))
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		lister, ok := q.(querybuilder.ActorsLister)
+		if !ok {
+			writeError(c, NotFound())
+			return
+		}
+		page := querybuilder.Page{Limit: actorsPageLimit}
+		for name, v := range map[string]*int{"limit": &page.Limit, "offset": &page.Offset} {
+			if raw := c.Query(name); raw != "" {
+				n, err := strconv.Atoi(raw)
+				if err != nil || n < 0 {
+					writeError(c, Invalid(name, name+" must be a whole number, 0 or more."))
+					return
+				}
+				*v = n
+			}
+		}
+		page.Limit = min(max(page.Limit, 1), actorsPageLimit)
+		if wantsCSV(c) {
+			page = querybuilder.Page{}
+		}
+		ctx := c.Request.Context()
+		f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, p.ID, q.Needs())
+		if err != nil {
+			writeError(c, engineError(err))
+			return
+		}
+		stmt, err := lister.Actors(params, f, page)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		rows, err := s.engine.Query(olap.WithQueryID(ctx, projectQueryID(p.ID, uuid.NewString())), querybuilder.WithLimits(stmt, s.cfg.Limits))
+		if err != nil {
+			writeError(c, engineError(err))
+			return
+		}
+		var ids []string
+		total := 0
+		for _, r := range rows.Data {
+			id, _ := r[0].(string)
+			ids = append(ids, id)
+			if n, ok := r[1].(uint64); ok {
+				total = int(n)
+			}
+		}
+		people, err := s.actorsOf(ctx, p, ids)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		if wantsCSV(c) {
+			render(c, http.StatusOK, people)
+			return
+		}
+		var next *string
+		if page.Offset+len(ids) < total {
+			u := linkWith(c, map[string]string{"limit": strconv.Itoa(page.Limit), "offset": strconv.Itoa(page.Offset + page.Limit)})
+			next = &u
+		}
+		c.JSON(http.StatusOK, gin.H{"results": []gin.H{{"people": people, "count": total}}, "next": next})
+	}
+}
+
+// actorsOf are the actors with these ids, in the ids' order: persons with
+// their properties and distinct ids; groups (ids that are not uuids) by
+// their key.
+func (s *Server) actorsOf(ctx context.Context, p *metadata.Project, ids []string) ([]any, error) {
+	var personIDs []string
+	for _, id := range ids {
+		if _, err := uuid.Parse(id); err == nil {
+			personIDs = append(personIDs, id)
+		}
+	}
+	byID := map[string]personJSON{}
+	for start := 0; start < len(personIDs); start += 10_000 {
+		chunk := personIDs[start:min(start+10_000, len(personIDs))]
+		persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(s.analysisEnv(p), chunk))
+		if err != nil {
+			return nil, err
+		}
+		for _, person := range persons {
+			byID[person.ID] = person
+		}
+	}
+	out := make([]any, 0, len(ids))
+	for _, id := range ids {
+		if person, ok := byID[id]; ok {
+			out = append(out, person)
+			continue
+		}
+		if _, err := uuid.Parse(id); err == nil {
+			// A person counted by their events whose row is gone
+			// (deleted since): listed by id, as counted.
+			out = append(out, personJSON{ID: id, UUID: id, Name: id, DistinctIDs: []string{}, Properties: json.RawMessage("{}")})
+			continue
+		}
+		out = append(out, gin.H{"id": id, "group_key": id, "type": "group"})
+	}
+	return out, nil
+}

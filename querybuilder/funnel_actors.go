@@ -1,0 +1,53 @@
+package querybuilder
+
+import "errors"
+
+// Actors implements ActorsLister: the actors who reached step funnel_step
+// (1-based), or with a negative one who reached the step before and not
+// that one (-2: entered and dropped off before step 2), and with a
+// breakdown those of funnel_step_breakdown, the values folded as the
+// funnel folds them (ranked by actors at step 1). The rows are the
+// funnel's own per-actor counted attempts (funnelOn).
+func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
+	if q == nil || q.clock.loc == nil || len(q.Steps) < 2 {
+		return Statement{}, errors.New("querybuilder: funnel actors need a request that ParseFunnel validated")
+	}
+	pr := &problems{}
+	step := selInt(sel, "funnel_step", pr)
+	value, _ := sel.str("funnel_step_breakdown", pr)
+	switch {
+	case step == 0 || step > len(q.Steps) || step < -len(q.Steps):
+		pr.add("funnel_step", "funnel_step must be a step (1 to %d), or a negative one (-2 to -%d) for those who dropped off before it", len(q.Steps), len(q.Steps))
+	case step == -1:
+		pr.add("funnel_step", "no one drops off before step 1: funnel_step -1 names no actors")
+	}
+	broken := q.Breakdown != nil && q.Viz != VizTimeToConvert && q.Viz != VizTiming
+	if broken && !sel.present("funnel_step_breakdown") {
+		pr.add("funnel_step_breakdown", "funnel_step_breakdown is required with a breakdown")
+	}
+	if !pr.ok() {
+		return Statement{}, pr.err()
+	}
+	if err := q.applyFacts(f); err != nil {
+		return Statement{}, err
+	}
+	s := newEventSource(&q.Common, f)
+	fb := funnelOn(q, s)
+	rows := fb.actorRows()
+	cond := "level >= " + s.bind("UInt8", uint8(step))
+	if step < 0 {
+		cond = "level = " + s.bind("UInt8", uint8(-step-1))
+	}
+	if broken {
+		ranked := "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" +
+			indent("SELECT *, count() OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n"+indent(rows)+"\n)") + "\n)"
+		rows = ranked
+		limit := s.named("breakdown_limit", "UInt32", q.Breakdown.Limit)
+		if value == BreakdownOther {
+			cond += " AND value_rank > " + limit
+		} else {
+			cond += " AND value_rank <= " + limit + " AND breakdown_value = " + s.str(value)
+		}
+	}
+	return actorsPage(s, "SELECT DISTINCT actor\nFROM (\n"+indent(rows)+"\n)\nWHERE "+cond, page), nil
+}
