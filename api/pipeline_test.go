@@ -128,3 +128,45 @@ func TestValidationErrorsOfEveryKindAre400s(t *testing.T) {
 		}
 	})
 }
+
+func TestResultsPastTheBudgetAreRefusedBeforeTheyRun(t *testing.T) {
+	f := newFixture(t)
+	down := &downEngine{Engine: engine}
+	f.s.engine = down
+	for _, tc := range []struct {
+		name, route string
+		body        map[string]any
+		attr        string
+	}{
+		{"an hourly trend over 416 days by 100 values", "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}},
+			"interval": "hour", "date_from": "2025-01-01", "date_to": "2026-02-20", "breakdown": "$current_url", "breakdown_limit": 100}, "breakdown_limit"},
+		{"a compared daily trend of 26 series over 10 years", "trend", map[string]any{"events": manyEvents(26), "compare": true,
+			"date_from": "2016-01-01", "date_to": "2026-01-01"}, "interval"},
+		{"a retention of 100 intervals by 1 000 values", "retention", map[string]any{"total_intervals": 100, "breakdown": "$browser",
+			"breakdown_limit": 1000}, "breakdown_limit"},
+		{"funnel trends by the hour over a year by 50 values", "funnel", map[string]any{"events": manyEvents(2), "funnel_viz_type": "trends",
+			"interval": "hour", "date_from": "2025-01-01", "date_to": "2025-12-31", "breakdown": "$browser", "breakdown_limit": 50}, "interval"},
+	} {
+		t.Run(tc.name+" is a 400 naming "+tc.attr, func(t *testing.T) {
+			start := time.Now()
+			st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/insights/%s/", f.a.ProjectID, tc.route), f.a.PersonalAPIKey, tc.body)
+			if st != 400 || out["attr"] != tc.attr || !strings.Contains(fmt.Sprint(out["detail"]), "more than the 100000") {
+				t.Fatalf("%d %v", st, out)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("refused after %s", d)
+			}
+		})
+	}
+	if n := down.calls.Load(); n != 0 {
+		t.Fatalf("the engine was called %d times", n)
+	}
+}
+
+func manyEvents(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"id": fmt.Sprintf("e%d", i)}
+	}
+	return out
+}

@@ -302,6 +302,11 @@ func (q *FunnelQuery) Validate() error {
 			maxGroupTypeIndex, q.AggregationGroupTypeIndex)
 	}
 	q.resolveRange(pr)
+	if pr.ok() {
+		if err := q.budget(); err != nil {
+			pr.errs = append(pr.errs, err)
+		}
+	}
 	return pr.err()
 }
 
@@ -343,6 +348,18 @@ func (q *FunnelQuery) Decode(raw json.RawMessage) (Result, error) {
 	}
 	var r FunnelSteps
 	return r, json.Unmarshal(raw, &r)
+}
+
+// budget refuses a result past MaxResultCells: steps (funnel trends:
+// buckets) x breakdown values.
+func (q *FunnelQuery) budget() error {
+	switch q.Viz {
+	case VizTrends:
+		return budget(q.Range.count()*q.Breakdown.values(), "funnel trend", "interval", "date_from", "date_to", "breakdown_limit")
+	case VizSteps:
+		return budget(len(q.Steps)*q.Breakdown.values(), "funnel", "breakdown_limit")
+	}
+	return nil
 }
 
 // usesPersons reports whether any filter or the breakdown reads person

@@ -64,6 +64,9 @@ func newFunnelBuilder(q *FunnelQuery, f Facts) (*funnelBuilder, error) {
 	if err := q.applyFacts(f); err != nil {
 		return nil, err
 	}
+	if err := q.budget(); err != nil {
+		return nil, err
+	}
 	fb := &funnelBuilder{q: q, s: newEventSource(&q.Common, f), n: len(q.Steps)}
 	fb.cur = fb.s.rangeSpan()
 	fb.window = fb.s.named("window_us", "Int64", q.Window.Microseconds())

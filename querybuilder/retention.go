@@ -138,6 +138,9 @@ func (q *RetentionQuery) Validate() error {
 		pr.add("date_to", "the first period would start before 1970")
 		return pr.err()
 	}
+	if err := budget(q.Intervals*(q.Intervals+1)/2*q.Breakdown.values(), "retention", "breakdown_limit", "total_intervals"); err != nil {
+		return err
+	}
 	// The window as a range: what the cache keys and ages by.
 	q.Interval = q.Period
 	q.Range = DateRange{From: q.starts[0], To: q.starts[q.Intervals].Add(-time.Microsecond), Interval: q.Period, clock: q.clock}

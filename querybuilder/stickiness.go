@@ -122,6 +122,13 @@ func (q *StickinessQuery) builder(f Facts) (*stickinessBuilder, error) {
 	if err := q.applyFacts(f); err != nil {
 		return nil, err
 	}
+	compared := 1
+	if q.Compare {
+		compared = 2
+	}
+	if err := budget(q.Range.count()*len(q.Series)*compared, "stickiness", "interval", "date_from", "date_to", "events"); err != nil {
+		return nil, err
+	}
 	sb := &stickinessBuilder{q: q, s: newEventSource(&q.Common, f)}
 	periods := []DateRange{q.Range}
 	if q.Compare {

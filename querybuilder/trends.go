@@ -135,6 +135,11 @@ func (q *TrendsQuery) Validate() error {
 		q.formula = nil
 	}
 	q.resolveRange(pr)
+	if pr.ok() {
+		if err := q.budget(); err != nil {
+			pr.errs = append(pr.errs, err)
+		}
+	}
 	if q.Compare && strings.TrimSpace(q.CompareTo) != "" {
 		m := compareTo.FindStringSubmatch(strings.TrimSpace(q.CompareTo))
 		n := 0
@@ -188,6 +193,23 @@ func (q *TrendsQuery) Shape(rows [][]any) (Result, error) { return ShapeTrends(q
 func (q *TrendsQuery) Decode(raw json.RawMessage) (Result, error) {
 	var r TrendsResult
 	return r, json.Unmarshal(raw, &r)
+}
+
+// budget refuses a result past MaxResultCells: buckets (one number for
+// aggregated displays) x series x breakdown values x periods.
+func (q *TrendsQuery) budget() error {
+	points, periods := 1, 1
+	if q.timeSeries() {
+		points = q.Range.count()
+	}
+	if q.Compare {
+		periods = 2
+	}
+	narrow := []string{"interval", "date_from", "date_to", "events"}
+	if q.Breakdown != nil {
+		narrow = append([]string{"breakdown_limit"}, narrow...)
+	}
+	return budget(points*len(q.Series)*q.Breakdown.values()*periods, "trend", narrow...)
 }
 
 // timeSeries reports whether the display draws buckets (else it answers

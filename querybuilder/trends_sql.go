@@ -24,6 +24,9 @@ func BuildTrends(q *TrendsQuery, f Facts) (Statement, error) {
 	if err := q.applyFacts(f); err != nil {
 		return Statement{}, err
 	}
+	if err := q.budget(); err != nil {
+		return Statement{}, err
+	}
 	tb := &trendsBuilder{q: q, s: newEventSource(&q.Common, f)}
 	tb.cur = tb.s.rangeSpan()
 	if q.Compare {

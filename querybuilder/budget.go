@@ -1,0 +1,34 @@
+package querybuilder
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxResultCells bounds the numbers one analysis answers. A request is
+// refused before it runs when its result would hold more: the engine
+// would compute them, and the server hold, encode and cache them, for a
+// client that cannot draw them (an hourly trend over 416 days broken down
+// by 1 000 values is ten million points). 100 000 numbers are a few
+// megabytes of JSON.
+const MaxResultCells = 100_000
+
+// budget refuses a result of cells numbers past MaxResultCells, naming
+// the parameters that narrow it (the first as attr).
+func budget(cells int, what string, narrow ...string) error {
+	if cells <= MaxResultCells {
+		return nil
+	}
+	return &ValidationError{Attr: narrow[0], Detail: fmt.Sprintf(
+		"the %s would hold %d numbers, more than the %d an analysis answers: narrow it with %s",
+		what, cells, MaxResultCells, strings.Join(narrow, ", "))}
+}
+
+// values is the number of series a breakdown makes: its limit and the
+// other value, or 1 without one.
+func (bd *Breakdown) values() int {
+	if bd == nil {
+		return 1
+	}
+	return bd.Limit + 1
+}
