@@ -180,6 +180,38 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 		}
 	})
 
+	t.Run("each point of funnel trends: its converted and dropped people make its rate", func(t *testing.T) {
+		f := funnelOf("ordered", "A", "B").hours(48)
+		f.DateFrom, f.DateTo, f.Loc = "2026-03-01", "2026-03-08", cal.loc
+		filter := f.filter(map[string]any{"funnel_viz_type": "trends"})
+		var trends []struct {
+			Data []float64 `json:"data"`
+			Days []string  `json:"days"`
+		}
+		p.result(t, "funnel", filter, &trends)
+		q := url.Values{}
+		for k, v := range filter {
+			q.Set(k, string(mustJSON(t, v)))
+		}
+		base := fmt.Sprintf("/api/projects/%d/persons/funnel/?%s", p.id, q.Encode())
+		people := 0
+		for i, day := range trends[0].Days {
+			converted, c1 := p.follow(t, base+"&entrance_period_start="+day)
+			dropped, c2 := p.follow(t, base+"&entrance_period_start="+day+"&drop_off=true")
+			rate := 0.0
+			if len(converted)+len(dropped) > 0 {
+				rate = 100 * float64(len(converted)) / float64(len(converted)+len(dropped))
+			}
+			if c1 != len(converted) || c2 != len(dropped) || !closeTo(rate, trends[0].Data[i]) {
+				t.Fatalf("%s: %d converted, %d dropped, rate %v shown", day, len(converted), len(dropped), trends[0].Data[i])
+			}
+			people += len(converted) + len(dropped)
+		}
+		if people == 0 {
+			t.Fatal("no one to check")
+		}
+	})
+
 	t.Run("each retention cell", func(t *testing.T) {
 		var rows []struct {
 			Values []struct {

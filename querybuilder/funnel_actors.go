@@ -1,6 +1,9 @@
 package querybuilder
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Actors implements ActorsLister: the actors who reached step funnel_step
 // (1-based), or with a negative one who reached the step before and not
@@ -11,6 +14,9 @@ import "errors"
 func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
 	if q == nil || q.clock.loc == nil || len(q.Steps) < 2 {
 		return Statement{}, errors.New("querybuilder: funnel actors need a request that ParseFunnel validated")
+	}
+	if q.Viz == VizTrends {
+		return q.trendsActors(sel, f, page)
 	}
 	pr := &problems{}
 	step := selInt(sel, "funnel_step", pr)
@@ -42,6 +48,52 @@ func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 		ranked := "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" +
 			indent("SELECT *, count() OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n"+indent(rows)+"\n)") + "\n)"
 		rows = ranked
+		limit := s.named("breakdown_limit", "UInt32", q.Breakdown.Limit)
+		if value == BreakdownOther {
+			cond += " AND value_rank > " + limit
+		} else {
+			cond += " AND value_rank <= " + limit + " AND breakdown_value = " + s.str(value)
+		}
+	}
+	return actorsPage(s, "SELECT DISTINCT actor\nFROM (\n"+indent(rows)+"\n)\nWHERE "+cond, page), nil
+}
+
+// trendsActors lists the actors of one point of funnel trends: those who
+// entered in the bucket entrance_period_start (a date, or a date-time for
+// hours) and converted from funnel_from_step to funnel_to_step there, or
+// with drop_off those who reached the first and not the second.
+func (q *FunnelQuery) trendsActors(sel Params, f Facts, page Page) (Statement, error) {
+	pr := &problems{}
+	start, _ := sel.str("entrance_period_start", pr)
+	dropOff := sel.boolean("drop_off", pr)
+	value, _ := sel.str("funnel_step_breakdown", pr)
+	key := ""
+	for _, b := range q.Range.Buckets() {
+		if b.Day == start || b.Key == start || strings.HasPrefix(start, b.Key+"T") {
+			key = b.Key
+		}
+	}
+	if key == "" {
+		pr.add("entrance_period_start", "entrance_period_start must be the start of one of the range's buckets, got %q", start)
+	}
+	if q.Breakdown != nil && !sel.present("funnel_step_breakdown") {
+		pr.add("funnel_step_breakdown", "funnel_step_breakdown is required with a breakdown")
+	}
+	if !pr.ok() {
+		return Statement{}, pr.err()
+	}
+	if err := q.applyFacts(f); err != nil {
+		return Statement{}, err
+	}
+	s := newEventSource(&q.Common, f)
+	rows := funnelOn(q, s).actorRows()
+	cond := "bucket = " + s.str(key) + " AND level >= " + s.bind("UInt8", uint8(q.ToStep+1))
+	if dropOff {
+		cond = "bucket = " + s.str(key) + " AND level >= " + s.bind("UInt8", uint8(q.FromStep+1)) + " AND level < " + s.bind("UInt8", uint8(q.ToStep+1))
+	}
+	if q.Breakdown != nil {
+		rows = "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" +
+			indent("SELECT *, uniqExact(actor) OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n"+indent(rows)+"\n)") + "\n)"
 		limit := s.named("breakdown_limit", "UInt32", q.Breakdown.Limit)
 		if value == BreakdownOther {
 			cond += " AND value_rank > " + limit

@@ -37,6 +37,9 @@ func (fb *funnelBuilder) actorRows() string {
 	if fb.breakdownValue() != "" {
 		cols = append(cols, "breakdown_value")
 	}
+	if fb.trends() {
+		cols = append(cols, "bucket") // one row per actor and entry bucket
+	}
 	return "SELECT " + strings.Join(cols, ", ") + "\nFROM (\n" + indent(fb.attempts()) + "\n)\nWHERE level > 0 AND NOT excluded"
 }
 
