@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -24,6 +26,7 @@ func (s *Server) personsRoutes(api *gin.RouterGroup) {
 	g.GET("", read, s.listPersons)
 	g.GET("/values", read, s.personValues)
 	g.GET("/:id", read, s.getPerson)
+	g.PATCH("/:id", requireScope("person:write"), s.updatePerson)
 	for _, route := range querybuilder.PersonsRoutes() {
 		h := s.actors(route)
 		g.GET("/"+route, read, h)
@@ -298,4 +301,61 @@ func (s *Server) actorsOf(ctx context.Context, p *metadata.Project, ids []string
 		out = append(out, gin.H{"id": id, "group_key": id, "type": "group"})
 	}
 	return out, nil
+}
+
+// updatePerson sets properties of a person ($set semantics: the keys
+// sent, the others kept), as an event of the person, so that the change
+// goes through ingestion like any $set and analyses see it.
+func (s *Server) updatePerson(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		writeError(c, NotFound())
+		return
+	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	body, err := jsonObject(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	var props map[string]json.RawMessage
+	if raw, ok := body["properties"]; !ok || json.Unmarshal(raw, &props) != nil || props == nil {
+		writeError(c, Invalid("properties", "properties must be an object of the properties to set."))
+		return
+	}
+	for k := range props {
+		if k == "" || len(k) > 400 || !utf8.ValidString(k) || strings.ContainsRune(k, 0) {
+			writeError(c, Invalid("properties", "Property names must be 1 to 400 characters of text."))
+			return
+		}
+	}
+	ctx := c.Request.Context()
+	env := s.analysisEnv(p)
+	persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if len(persons) == 0 || len(persons[0].DistinctIDs) == 0 {
+		writeError(c, NotFound())
+		return
+	}
+	set, _ := json.Marshal(map[string]any{"$set": props})
+	ev := olap.Capture{Event: olap.Event{UUID: uuid.Must(uuid.NewV7()), TeamID: p.ID, Event: "$set",
+		DistinctID: persons[0].DistinctIDs[0], Timestamp: time.Now().UTC(), Properties: string(set), CreatedAt: time.Now().UTC()},
+		Person: &olap.PersonUpdate{Set: props}}
+	if res := s.writer.Write(ctx, []olap.Capture{ev}); res.Err != nil {
+		writeError(c, &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Detail: "The update could not be stored; try again.", Err: res.Err})
+		return
+	}
+	s.ingest.note(p.ID)
+	persons, _, err = s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
+	if err != nil || len(persons) == 0 {
+		writeError(c, err)
+		return
+	}
+	render(c, http.StatusOK, persons[0])
 }

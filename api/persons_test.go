@@ -112,3 +112,41 @@ func callList(t *testing.T, env *funnelEnv, p *funnelProject, path string) (int,
 	}
 	return w.Code, out
 }
+
+func TestPersonPatchSetsPropertiesThroughIngestion(t *testing.T) {
+	env := newFunnelEnv(t)
+	p := env.project(t, []refEvent{fev("ada", "A", mar(1, 9)), fev("bob", "A", mar(1, 10))})
+	_, body := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?distinct_id=ada", p.id), p.key, nil)
+	ada := body["results"].([]any)[0].(map[string]any)["uuid"].(string)
+	path := fmt.Sprintf("/api/projects/%d/persons/%s/", p.id, ada)
+	st, out := call(t, env.h, "PATCH", path, p.key, map[string]any{"properties": map[string]any{"plan": "pro", "email": "ada@example.com"}})
+	if st != 200 || out["name"] != "ada@example.com" || out["properties"].(map[string]any)["plan"] != "pro" {
+		t.Fatalf("%d %v", st, out)
+	}
+	t.Run("analyses see the new value", func(t *testing.T) {
+		var series []struct {
+			Data []float64 `json:"data"`
+		}
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "A"}}, "date_from": "2026-03-01", "date_to": "2026-03-01",
+			"properties": []any{map[string]any{"key": "plan", "value": "pro", "type": "person"}}}, &series)
+		if len(series) != 1 || series[0].Data[0] != 1 {
+			t.Fatalf("%v", series)
+		}
+	})
+	t.Run("bad bodies, unknown persons and keys without person:write", func(t *testing.T) {
+		if st, out := call(t, env.h, "PATCH", path, p.key, map[string]any{"properties": "pro"}); st != 400 || out["attr"] != "properties" {
+			t.Fatalf("%d %v", st, out)
+		}
+		if st, _ := call(t, env.h, "PATCH", fmt.Sprintf("/api/projects/%d/persons/%s/", p.id, "0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e12"), p.key,
+			map[string]any{"properties": map[string]any{}}); st != 404 {
+			t.Fatalf("%d", st)
+		}
+		k, err := env.s.store.CreateKey(t.Context(), fmt.Sprintf("funnel%d@example.com", env.n), "read", []string{"person:read"}, metadata.KeyScope{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := call(t, env.h, "PATCH", path, k.Key, map[string]any{"properties": map[string]any{"x": 1}}); st != 403 {
+			t.Fatalf("%d", st)
+		}
+	})
+}
