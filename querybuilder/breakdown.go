@@ -24,7 +24,7 @@ type Breakdown struct {
 const maxBreakdownLimit = 1000
 
 // Breakdown types PostHog defines that insightd cannot compute yet.
-var unsupportedBreakdownTypes = map[string]bool{"cohort": true, "group": true, "session": true, "hogql": true, "data_warehouse": true}
+var unsupportedBreakdownTypes = map[string]bool{"cohort": true, "group": true, "hogql": true, "data_warehouse": true}
 
 // parseBreakdown reads breakdown, breakdown_type and breakdown_limit;
 // nil means no breakdown.
@@ -46,8 +46,13 @@ func parseBreakdown(p Params, defaultLimit int, pr *problems) *Breakdown {
 		switch {
 		case t == "event" || t == "person":
 			b.Type = t
+		case t == "session":
+			b.Type = t
+			if _, known := sessionKeys[key]; !known {
+				pr.add("breakdown", "breakdown %q is not a session property; use one of %s", key, sessionKeyList())
+			}
 		case unsupportedBreakdownTypes[t]:
-			pr.add("breakdown_type", "breakdown_type %s is not supported yet; use event or person", t)
+			pr.add("breakdown_type", "breakdown_type %s is not supported yet; use event, person or session", t)
 		default:
 			pr.add("breakdown_type", "breakdown_type must be one of event, person, cohort, group, session, hogql; got %q", t)
 		}

@@ -176,7 +176,7 @@ func BuildEventsList(q EventsListQuery, f Facts) (Statement, error) {
 	if q.Ascending {
 		order = "ASC"
 	}
-	sql := s.selectFrom(eventsListColumns(s), joins{overrides: true, persons: q.Properties.usesPersons()}, where)
+	sql := s.selectFrom(eventsListColumns(s), joins{overrides: true, persons: q.Properties.usesPersons(), sessions: q.Properties.usesSessions()}, where)
 	sql += "\nORDER BY e.timestamp " + order + ", e.uuid " + order + "\nLIMIT " + s.named("limit", "UInt32", uint32(q.Limit+1))
 	return s.statement(sql), nil
 }

@@ -42,7 +42,7 @@ const operatorList = "exact, is_not, icontains, not_icontains, regex, not_regex,
 // Property types PostHog defines that insightd cannot filter on yet: a
 // request naming one is refused as a 400 rather than silently widened.
 var unsupportedPropertyTypes = map[string]bool{
-	"group": true, "cohort": true, "session": true, "element": true, "hogql": true,
+	"group": true, "cohort": true, "element": true, "hogql": true,
 	"static-cohort": true, "precalculated-cohort": true, "data_warehouse": true, "feature": true,
 	"recording": true, "log_entry": true, "data_warehouse_person_property": true,
 }
@@ -204,13 +204,13 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 	if t, present := x["type"]; present && t != nil {
 		s, isStr := t.(string)
 		switch {
-		case isStr && (s == "event" || s == "person"):
+		case isStr && (s == "event" || s == "person" || s == "session"):
 			c.Type = s
 		case isStr && unsupportedPropertyTypes[s]:
-			pp.pr.add(attr, "%s.type: %s properties are not supported yet; use event or person", path, s)
+			pp.pr.add(attr, "%s.type: %s properties are not supported yet; use event, person or session", path, s)
 			ok = false
 		default:
-			pp.pr.add(attr, "%s.type must be event or person, got %v", path, t)
+			pp.pr.add(attr, "%s.type must be event, person or session, got %v", path, t)
 			ok = false
 		}
 	}
@@ -222,6 +222,9 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 	}
 	if c.Key == "" {
 		pp.pr.add(attr, "%s.key must be a non-empty property name", path)
+		ok = false
+	} else if _, known := sessionKeys[c.Key]; c.Type == "session" && !known {
+		pp.pr.add(attr, "%s.key: %q is not a session property; use one of %s", path, c.Key, sessionKeyList())
 		ok = false
 	}
 	if o, present := x["operator"]; present && o != nil {
@@ -433,6 +436,9 @@ func propertyText(sc *scope, typ, key string) string {
 	if typ == "person" {
 		return sc.person("JSONExtractString(properties, " + sc.str(key) + ")")
 	}
+	if typ == "session" {
+		return sc.session(key)
+	}
 	if col, ok := materialized[key]; ok {
 		return "e." + col
 	}
@@ -474,6 +480,9 @@ func (f *PropertyFilter) conditionSQL(sc *scope) string {
 	switch f.Operator {
 	case "is_set", "is_not_set":
 		set := "JSONType(e.properties, " + b.str(f.Key) + ") != 'Null'"
+		if f.Type == "session" {
+			set = sc.session(f.Key) + " != ''"
+		}
 		if f.Type == "person" {
 			// A person without a row (or deleted) has nothing set.
 			set = sc.person("JSONType(properties, "+b.str(f.Key)+") != 'Null'") + " = 1"

@@ -362,6 +362,19 @@ func (q *FunnelQuery) budget() error {
 	return nil
 }
 
+// usesSessions reports whether any filter or the breakdown reads session
+// properties.
+func (q *FunnelQuery) usesSessions() bool {
+	fs := []*PropertyFilter{q.Properties, q.TestAccounts}
+	for _, s := range q.Steps {
+		fs = append(fs, s.Properties)
+	}
+	for _, x := range q.Exclusions {
+		fs = append(fs, x.Properties)
+	}
+	return andFilters(fs...).usesSessions() || (q.Breakdown != nil && q.Breakdown.Type == "session")
+}
+
 // usesPersons reports whether any filter or the breakdown reads person
 // properties.
 func (q *FunnelQuery) usesPersons() bool {

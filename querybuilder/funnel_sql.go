@@ -123,7 +123,7 @@ func (fb *funnelBuilder) actor() (expr, cond string) {
 // counts persons or reads their properties.
 func (fb *funnelBuilder) read() joins {
 	persons := fb.q.usesPersons()
-	return joins{overrides: fb.q.AggregationGroupTypeIndex == 0 || persons, persons: persons}
+	return joins{overrides: fb.q.AggregationGroupTypeIndex == 0 || persons, persons: persons, sessions: fb.q.usesSessions()}
 }
 
 // where is the conditions on an event the funnel reads: in the range,

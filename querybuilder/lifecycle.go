@@ -72,8 +72,9 @@ func (q *LifecycleQuery) Needs() Needs {
 }
 
 func (q *LifecycleQuery) read() joins {
-	persons := andFilters(q.Properties, q.TestAccounts, q.Series[0].Properties).usesPersons()
-	return joins{overrides: q.AggregationGroupTypeIndex == 0 || persons, persons: persons}
+	f := andFilters(q.Properties, q.TestAccounts, q.Series[0].Properties)
+	persons := f.usesPersons()
+	return joins{overrides: q.AggregationGroupTypeIndex == 0 || persons, persons: persons, sessions: f.usesSessions()}
 }
 
 // Lifecycle statements answer rows of bucket (1 is the range's first),

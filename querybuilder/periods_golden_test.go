@@ -114,3 +114,13 @@ func TestRegistryNamesAndRoutesAreUnique(t *testing.T) {
 		t.Error("an unknown insight has a kind")
 	}
 }
+
+func TestSessionGoldenSQL(t *testing.T) {
+	checkGolden(t, filepath.Join("testdata", "sessions"), map[string]string{
+		"trend_breakdown_entry_url": `{"events": [{"id": "$pageview"}], "breakdown": "$entry_current_url", "breakdown_type": "session", "date_from": "-7d"}`,
+		"trend_duration_filter":     `{"events": [{"id": "$pageview", "math": "dau"}], "properties": [{"key": "$session_duration", "value": 60, "operator": "gt", "type": "session"}], "date_from": "-7d"}`,
+	}, buildKind(&trendsKind))
+	checkGolden(t, filepath.Join("testdata", "sessions"), map[string]string{
+		"funnel_exit_url": `{"events": [{"id": "$pageview"}, {"id": "signup"}], "properties": [{"key": "$exit_current_url", "value": "/thanks", "type": "session"}]}`,
+	}, buildKind(&funnelKind))
+}

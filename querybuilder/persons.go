@@ -43,6 +43,9 @@ func ParsePersons(p Params, env Env) (*PersonsQuery, error) {
 	q.Search, _ = p.str("search", pr)
 	if raw, ok := p.document("properties"); ok {
 		q.Properties = q.c.properties(pr).parse(raw, "properties", "properties")
+		if q.Properties.usesSessions() {
+			pr.add("properties", "persons have no session properties: filter them by person properties")
+		}
 		q.Properties.asPerson()
 	}
 	if n, ok := p.integer("limit", pr); ok {

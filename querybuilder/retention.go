@@ -177,5 +177,7 @@ func (q *RetentionQuery) Decode(raw json.RawMessage) (Result, error) {
 func (q *RetentionQuery) read() joins {
 	persons := andFilters(q.Properties, q.TestAccounts, q.Target.Properties, q.Returning.Properties).usesPersons() ||
 		(q.Breakdown != nil && q.Breakdown.Type == "person")
-	return joins{overrides: q.AggregationGroupTypeIndex == 0 || persons, persons: persons}
+	sessions := andFilters(q.Properties, q.TestAccounts, q.Target.Properties, q.Returning.Properties).usesSessions() ||
+		(q.Breakdown != nil && q.Breakdown.Type == "session")
+	return joins{overrides: q.AggregationGroupTypeIndex == 0 || persons, persons: persons, sessions: sessions}
 }

@@ -24,8 +24,10 @@ type eventSource struct {
 	schema Schema
 	scope
 	// personCols are the person-level expressions read through the person
-	// join, as its columns pp_0, pp_1...
-	personCols []string
+	// join, as its columns pp_0, pp_1...; sessionCols the session
+	// properties read through the session join (sessions.go).
+	personCols  []string
+	sessionCols []string
 	weekMode   string
 }
 
@@ -35,13 +37,15 @@ type eventSource struct {
 type scope struct {
 	*binder
 	person func(expr string) string
+	// session reads a session property (a key of sessionKeys) as text.
+	session func(key string) string
 }
 
 // newEventSource starts a statement of request c: the team and timezone
 // parameters every event read uses are bound.
 func newEventSource(c *Common, f Facts) *eventSource {
 	s := &eventSource{c: c, facts: f, schema: c.Schema.orDefault()}
-	s.scope = scope{binder: newBinder(), person: s.personColumn}
+	s.scope = scope{binder: newBinder(), person: s.personColumn, session: s.sessionColumn}
 	s.named("team", "Int64", c.Project.ID)
 	s.named("tz", "String", c.clock.loc.String())
 	return s
@@ -59,6 +63,8 @@ type joins struct {
 	// persons joins each event's person's current properties (the
 	// columns registered by personColumn).
 	persons bool
+	// sessions joins each event's session's properties (sessionColumn).
+	sessions bool
 }
 
 // from is a FROM clause reading events as e with the joins j. Person
@@ -73,6 +79,9 @@ func (s *eventSource) from(j joins) string {
 	// (a funnel's hot actors beside a person breakdown) skips it.
 	if j.persons && len(s.personCols) > 0 {
 		sql += "\n" + s.personJoin()
+	}
+	if j.sessions && len(s.sessionCols) > 0 {
+		sql += "\n" + s.sessionJoin()
 	}
 	return sql
 }

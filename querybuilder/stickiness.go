@@ -44,8 +44,9 @@ func (q *StickinessQuery) groupIndex(e Entity) int {
 }
 
 func (q *StickinessQuery) read(e Entity) joins {
-	persons := andFilters(q.Properties, q.TestAccounts, e.Properties).usesPersons()
-	return joins{overrides: q.groupIndex(e) == 0 || persons, persons: persons}
+	f := andFilters(q.Properties, q.TestAccounts, e.Properties)
+	persons := f.usesPersons()
+	return joins{overrides: q.groupIndex(e) == 0 || persons, persons: persons, sessions: f.usesSessions()}
 }
 
 // Needs implements Query.

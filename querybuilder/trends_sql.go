@@ -131,10 +131,13 @@ func (q *TrendsQuery) plan(e Entity) seriesPlan {
 	// The person joins are there only when a series reads persons: a
 	// total count of events does not depend on who did them, and the
 	// joins would cost it a hash lookup per event.
-	p := seriesPlan{filters: filters, personSet: personSet, read: joins{overrides: overrides, persons: persons}, actorCond: actorCond}
+	sessions := filters.usesSessions() || (q.Breakdown != nil && q.Breakdown.Type == "session")
+	p := seriesPlan{filters: filters, personSet: personSet, read: joins{overrides: overrides, persons: persons, sessions: sessions},
+		actorCond: actorCond}
 	if persons || personSet != nil {
 		p.filterRead = p.read
 	}
+	p.filterRead.sessions = sessions
 	return p
 }
 

@@ -1,0 +1,93 @@
+package querybuilder
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Session properties: what the events sharing a $session_id say about
+// the session as a whole, usable as conditions (type "session") and
+// breakdowns (breakdown_type "session"). A statement that reads them joins
+// each event to its session's properties, computed over the session's
+// events from sessionMargin before the range to sessionMargin after it:
+// a session crossing the range's edge is read whole as long as it lasts
+// less than a day, as PostHog's sessions do (its SDKs rotate a session
+// after 24 hours). An event without a $session_id has no session
+// properties (each reads as missing).
+const sessionMargin = 24 * time.Hour
+
+// sessionKeys are the session properties by name, each an aggregate over
+// the session's events (aliased e2, with uuid ordering ties).
+var sessionKeys = map[string]string{
+	"$session_duration":  "dateDiff('second', min(timestamp), max(timestamp))",
+	"$entry_current_url": "argMinIf(mat_current_url, timestamp, mat_current_url != '')",
+	"$exit_current_url":  "argMaxIf(mat_current_url, timestamp, mat_current_url != '')",
+	"$entry_pathname":    "argMinIf(mat_pathname, timestamp, mat_pathname != '')",
+	"$exit_pathname":     "argMaxIf(mat_pathname, timestamp, mat_pathname != '')",
+	"$pageview_count":    "countIf(event = '$pageview')",
+}
+
+// sessionKeyList names the session properties, for errors.
+func sessionKeyList() string {
+	keys := make([]string, 0, len(sessionKeys))
+	for k := range sessionKeys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
+
+// sessionColumn registers a session property the statement reads and
+// returns its text for an event (empty without a session), as property
+// conditions and breakdowns compare it.
+func (s *eventSource) sessionColumn(key string) string {
+	i := -1
+	for n, k := range s.sessionCols {
+		if k == key {
+			i = n
+		}
+	}
+	if i < 0 {
+		s.sessionCols = append(s.sessionCols, key)
+		i = len(s.sessionCols) - 1
+	}
+	return fmt.Sprintf("if(e.mat_session_id = '', '', toString(ss.sp_%d))", i)
+}
+
+// sessionJoin joins each event to the session properties registered so
+// far.
+func (s *eventSource) sessionJoin() string {
+	cols := []string{"mat_session_id AS session_id"}
+	for i, k := range s.sessionCols {
+		cols = append(cols, fmt.Sprintf("%s AS sp_%d", sessionKeys[k], i))
+	}
+	where := "team_id = {team:Int64} AND mat_session_id != ''"
+	if r := s.c.Range; !r.From.IsZero() {
+		// A request without a range (the events list) reads every session.
+		where += " AND timestamp >= " + s.time(r.From.Add(-sessionMargin)) + " AND timestamp <= " + s.time(r.To.Add(sessionMargin))
+	}
+	return `LEFT JOIN (
+    SELECT ` + strings.Join(cols, ",\n        ") + `
+    FROM ` + s.schema.Events + `
+    WHERE ` + where + `
+    GROUP BY session_id
+) AS ss ON ss.session_id = e.mat_session_id`
+}
+
+// usesSessions reports whether any condition reads session properties.
+func (f *PropertyFilter) usesSessions() bool {
+	if f == nil {
+		return false
+	}
+	if f.Group == "" {
+		return f.Type == "session"
+	}
+	for _, v := range f.Values {
+		if v.usesSessions() {
+			return true
+		}
+	}
+	return false
+}
