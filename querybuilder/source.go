@@ -28,7 +28,7 @@ type eventSource struct {
 	// properties read through the session join (sessions.go).
 	personCols  []string
 	sessionCols []string
-	weekMode   string
+	weekMode    string
 }
 
 // scope is how compiled expressions read values: every value bound as a
