@@ -86,3 +86,90 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 		}
 	})
 }
+
+// TestBreakdownsByListsURLsAndBins: worked examples of multiple
+// breakdowns (trends and funnels), URL normalisation and histogram bins.
+func TestBreakdownsByListsURLsAndBins(t *testing.T) {
+	env := newFunnelEnv(t)
+	var events []refEvent
+	for i, spec := range []struct{ who, browser, os, url string }{
+		{"u1", "Chrome", "Mac", "/a/"}, {"u2", "Chrome", "Mac", "/a?"}, {"u3", "Chrome", "Windows", "/a"},
+		{"u4", "Safari", "Mac", "/"}, {"u5", "Safari", "", "/b#"}, {"u6", "Firefox", "Linux", "/b"},
+	} {
+		events = append(events, fev(spec.who, "A", mar(2, 9)+time.Duration(i)*mi, "browser", spec.browser, "os", spec.os, "$current_url", spec.url))
+		if spec.who != "u6" {
+			events = append(events, fev(spec.who, "B", mar(2, 10)+time.Duration(i)*mi))
+		}
+	}
+	for i := 1; i <= 10; i++ {
+		events = append(events, fev("v", "price", mar(3, 9)+time.Duration(i)*mi, "amount", fmt.Sprint(i)))
+	}
+	p := env.project(t, events)
+	table := func(extra map[string]any) map[string]float64 {
+		t.Helper()
+		body := map[string]any{"events": []any{map[string]any{"id": "A"}}, "date_from": "2026-03-02", "date_to": "2026-03-02", "display": "ActionsTable"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		var series []struct {
+			Label string   `json:"label"`
+			Value *float64 `json:"aggregated_value"`
+		}
+		p.result(t, "trend", body, &series)
+		out := map[string]float64{}
+		for _, s := range series {
+			out[s.Label] = *s.Value
+		}
+		return out
+	}
+	t.Run("by browser and os: one series per pair, the value the list", func(t *testing.T) {
+		got := table(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}}})
+		want := map[string]float64{"A - Chrome::Mac": 2, "A - Chrome::Windows": 1, "A - Safari::Mac": 1, "A - Safari::" + refNull: 1, "A - Firefox::Linux": 1}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v\nwant %v", got, want)
+		}
+		var series []struct {
+			BreakdownValue any `json:"breakdown_value"`
+		}
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "A"}}, "date_from": "2026-03-02", "date_to": "2026-03-02",
+			"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}}, "breakdown_limit": 1}, &series)
+		if len(series) != 2 || fmt.Sprint(series[0].BreakdownValue) != "[Chrome Mac]" {
+			t.Fatalf("%v", series)
+		}
+	})
+	t.Run("URLs normalized: trailing /, ? and # go, / alone stays", func(t *testing.T) {
+		got := table(map[string]any{"breakdown": "$current_url", "breakdown_normalize_url": true})
+		if want := map[string]float64{"A - /a": 3, "A - /": 1, "A - /b": 2}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("numbers in bins of about as many events", func(t *testing.T) {
+		got := table(map[string]any{"events": []any{map[string]any{"id": "price"}}, "date_from": "2026-03-03", "date_to": "2026-03-03",
+			"breakdown": "amount", "breakdown_histogram_bin_count": 2})
+		if want := map[string]float64{"price - [1,5.5]": 5, "price - [5.5,10]": 5}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("a funnel by browser and os", func(t *testing.T) {
+		f := funnelOf("ordered", "A", "B").hours(24)
+		var lists [][]apiStep
+		p.result(t, "funnel", f.filter(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}}}), &lists)
+		got := map[string]string{}
+		for _, steps := range lists {
+			got[fmt.Sprint(steps[0].BreakdownValue)] = fmt.Sprint(*steps[0].Count, *steps[1].Count)
+		}
+		want := map[string]string{"[Chrome Mac]": "2 2", "[Chrome Windows]": "1 1", "[Safari Mac]": "1 1", "[Safari " + refNull + "]": "1 1", "[Firefox Linux]": "1 0"}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("bad breakdowns name their parameter", func(t *testing.T) {
+		ev := []any{map[string]any{"id": "A"}}
+		p.wantInvalid(t, "trend", map[string]any{"events": ev, "breakdowns": []any{map[string]any{"property": "a"}, map[string]any{"property": "b"},
+			map[string]any{"property": "c"}, map[string]any{"property": "d"}}}, "breakdowns")
+		p.wantInvalid(t, "trend", map[string]any{"events": ev, "breakdowns": []any{map[string]any{"type": "event"}}}, "breakdowns")
+		p.wantInvalid(t, "trend", map[string]any{"events": ev, "breakdown": "x", "breakdown_histogram_bin_count": 1000}, "breakdown_histogram_bin_count")
+		p.wantInvalid(t, "funnel", funnelOf("ordered", "A", "B").filter(map[string]any{"breakdown": "x", "breakdown_histogram_bin_count": 3}), "breakdown_histogram_bin_count")
+		p.wantInvalid(t, "retention", map[string]any{"breakdowns": []any{map[string]any{"property": "a"}}}, "breakdowns")
+	})
+}

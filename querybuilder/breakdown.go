@@ -1,6 +1,11 @@
 package querybuilder
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // The breakdown values PostHog clients know: the series that folds every
 // value past the limit, and the series of events without the property.
@@ -9,52 +14,89 @@ const (
 	BreakdownNull  = "$$_posthog_breakdown_null_$$"
 )
 
-// Breakdown splits each series by a property's value.
+// Breakdown splits each series by a property's value, or with multiple
+// breakdowns by the list of several properties' values.
 type Breakdown struct {
-	// Property is the property key; Type says whose (event or person).
+	// Property and Type are the (first) property's key and whose it is:
+	// event, person or session.
 	Property string
 	Type     string
+	// Props are every property broken down by, Props[0] being Property.
+	Props []BreakdownProp
 	// Limit is how many values by volume get their own series; the rest
 	// fold into BreakdownOther.
 	Limit int
 }
 
-// maxBreakdownLimit keeps a request from asking for a series per value of
-// a high-cardinality property.
-const maxBreakdownLimit = 1000
+// BreakdownProp is one property of a breakdown.
+type BreakdownProp struct {
+	Property string `json:"property"`
+	Type     string `json:"type"`
+	// NormalizeURL drops a URL's trailing /, ? and # (a bare / stays).
+	NormalizeURL bool `json:"normalize_url,omitempty"`
+	// Bins splits a numeric property into that many bins of about as
+	// many events each (trends only); 0 for none.
+	Bins int `json:"histogram_bin_count,omitempty"`
+}
+
+// Breakdown bounds.
+const (
+	// maxBreakdownLimit keeps a request from asking for a series per value
+	// of a high-cardinality property.
+	maxBreakdownLimit = 1000
+	maxBreakdowns     = 3
+	maxHistogramBins  = 100
+)
 
 // Breakdown types PostHog defines that insightd cannot compute yet.
 var unsupportedBreakdownTypes = map[string]bool{"cohort": true, "group": true, "hogql": true, "data_warehouse": true}
 
-// parseBreakdown reads breakdown, breakdown_type and breakdown_limit;
-// nil means no breakdown.
-func parseBreakdown(p Params, defaultLimit int, pr *problems) *Breakdown {
-	raw, ok := p["breakdown"]
-	if !ok || isNull(raw) {
-		return nil
+// breakdownOptions say what a kind can break down by.
+type breakdownOptions struct {
+	defaultLimit int
+	// multi allows breakdowns (a list); bins breakdown_histogram_bin_count.
+	multi, bins bool
+}
+
+// parseBreakdown reads breakdown (or breakdowns), breakdown_type,
+// breakdown_normalize_url, breakdown_histogram_bin_count and
+// breakdown_limit; nil means no breakdown.
+func parseBreakdown(p Params, o breakdownOptions, pr *problems) *Breakdown {
+	b := &Breakdown{Limit: o.defaultLimit}
+	if raw, ok := p.document("breakdowns"); ok {
+		if !o.multi {
+			pr.add("breakdowns", "breakdowns (a list of properties) are not supported here; send one breakdown")
+			return nil
+		}
+		var list []map[string]json.RawMessage
+		if json.Unmarshal(raw, &list) != nil || len(list) == 0 || len(list) > maxBreakdowns {
+			pr.add("breakdowns", "breakdowns must be a list of 1 to %d objects {property, type}", maxBreakdowns)
+			return nil
+		}
+		for i, item := range list {
+			prop := parseBreakdownProp(Params(item), fmt.Sprintf("breakdowns[%d].", i), "property", "type", "normalize_url", "histogram_bin_count", o, pr)
+			b.Props = append(b.Props, prop)
+		}
+	} else {
+		raw, ok := p["breakdown"]
+		if !ok || isNull(raw) {
+			return nil
+		}
+		if t := bytes.TrimSpace(raw); len(t) > 0 && (t[0] == '[' || t[0] == '{') {
+			pr.add("breakdown", "breakdown must be one property name; cohort lists are not supported yet (use breakdowns for several properties)")
+			return nil
+		}
+		if key, _ := p.str("breakdown", pr); key == "" {
+			return nil
+		}
+		b.Props = append(b.Props, parseBreakdownProp(p, "", "breakdown", "breakdown_type", "breakdown_normalize_url", "breakdown_histogram_bin_count", o, pr))
 	}
-	if t := bytes.TrimSpace(raw); len(t) > 0 && (t[0] == '[' || t[0] == '{') {
-		pr.add("breakdown", "breakdown must be one property name; lists (cohorts, multiple breakdowns) are not supported yet")
-		return nil
-	}
-	key, _ := p.str("breakdown", pr)
-	if key == "" {
-		return nil
-	}
-	b := &Breakdown{Property: key, Type: "event", Limit: defaultLimit}
-	if t, present := p.str("breakdown_type", pr); present && t != "" {
-		switch {
-		case t == "event" || t == "person":
-			b.Type = t
-		case t == "session":
-			b.Type = t
-			if _, known := sessionKeys[key]; !known {
-				pr.add("breakdown", "breakdown %q is not a session property; use one of %s", key, sessionKeyList())
+	b.Property, b.Type = b.Props[0].Property, b.Props[0].Type
+	if len(b.Props) > 1 {
+		for i, prop := range b.Props {
+			if prop.Bins > 0 {
+				pr.add("breakdowns", "breakdowns[%d].histogram_bin_count: bins need a single breakdown", i)
 			}
-		case unsupportedBreakdownTypes[t]:
-			pr.add("breakdown_type", "breakdown_type %s is not supported yet; use event, person or session", t)
-		default:
-			pr.add("breakdown_type", "breakdown_type must be one of event, person, cohort, group, session, hogql; got %q", t)
 		}
 	}
 	if n, present := p.integer("breakdown_limit", pr); present {
@@ -67,10 +109,114 @@ func parseBreakdown(p Params, defaultLimit int, pr *problems) *Breakdown {
 	return b
 }
 
-// valueSQL is an event's raw breakdown value: the property as text, with
-// a missing or empty value as BreakdownNull.
+// parseBreakdownProp reads one property under the given parameter names
+// (prefix locates them inside breakdowns).
+func parseBreakdownProp(p Params, prefix, keyName, typeName, normName, binsName string, o breakdownOptions, pr *problems) BreakdownProp {
+	attr := keyName
+	if prefix != "" {
+		attr = "breakdowns"
+	}
+	prop := BreakdownProp{Type: "event"}
+	local := &problems{}
+	prop.Property, _ = p.str(keyName, local)
+	if prop.Property == "" {
+		pr.add(attr, "%s%s must be a property name", prefix, keyName)
+	}
+	if t, present := p.str(typeName, local); present && t != "" {
+		switch {
+		case t == "event" || t == "person":
+			prop.Type = t
+		case t == "session":
+			prop.Type = t
+			if _, known := sessionKeys[prop.Property]; !known {
+				pr.add(attr, "%s%s %q is not a session property; use one of %s", prefix, keyName, prop.Property, sessionKeyList())
+			}
+		case unsupportedBreakdownTypes[t]:
+			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person or session", prefix, typeName, t)
+		default:
+			pr.add(attrOr(prefix, typeName), "%s%s must be one of event, person, cohort, group, session, hogql; got %q", prefix, typeName, t)
+		}
+	}
+	prop.NormalizeURL = p.boolean(normName, local)
+	if n, present := p.integer(binsName, local); present && n != 0 {
+		switch {
+		case !o.bins:
+			pr.add(attrOr(prefix, binsName), "%s%s: bins are only for trends", prefix, binsName)
+		case n < 1 || n > maxHistogramBins:
+			pr.add(attrOr(prefix, binsName), "%s%s must be between 1 and %d, got %d", prefix, binsName, maxHistogramBins, n)
+		default:
+			prop.Bins = int(n)
+		}
+	}
+	for _, ve := range ValidationErrors(local.err()) {
+		pr.add(attrOr(prefix, ve.Attr), "%s%s", prefix, ve.Detail)
+	}
+	return prop
+}
+
+// attrOr is the attr of a problem: breakdowns inside the list, the
+// parameter itself otherwise.
+func attrOr(prefix, name string) string {
+	if prefix != "" {
+		return "breakdowns"
+	}
+	return name
+}
+
+// uses reports whether a property of the breakdown is of typ.
+func (bd *Breakdown) uses(typ string) bool {
+	if bd == nil {
+		return false
+	}
+	for _, p := range bd.Props {
+		if p.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// multi reports a breakdown by several properties, whose value is their
+// list.
+func (bd *Breakdown) multi() bool { return bd != nil && len(bd.Props) > 1 }
+
+// plain reports a breakdown by one property as it is: its raw text can be
+// grouped on and made the null value afterwards.
+func (bd *Breakdown) plain() bool {
+	return bd != nil && len(bd.Props) == 1 && !bd.Props[0].NormalizeURL && bd.Props[0].Bins == 0
+}
+
+// bins is a single breakdown's number of histogram bins, 0 for none.
+func (bd *Breakdown) bins() int {
+	if bd == nil || len(bd.Props) != 1 {
+		return 0
+	}
+	return bd.Props[0].Bins
+}
+
+// rawSQL is the first property's text as stored (plain breakdowns).
+func (bd *Breakdown) rawSQL(sc *scope) string {
+	return propertyText(sc, bd.Type, bd.Property)
+}
+
+// valueSQL is an event's breakdown value: the property as text (a URL
+// normalized), a missing or empty value as BreakdownNull; with several
+// properties the JSON text of their list. Histogram bins are the trends
+// builder's (they need the series' values).
 func (bd *Breakdown) valueSQL(sc *scope) string {
-	return nullBreakdown(propertyText(sc, bd.Type, bd.Property), sc.binder)
+	values := make([]string, len(bd.Props))
+	for i, p := range bd.Props {
+		x := propertyText(sc, p.Type, p.Property)
+		if p.NormalizeURL {
+			// PostHog's normalisation: trailing /, ? and # go; / alone stays.
+			x = "if(empty(trim(TRAILING '/?#' FROM " + x + ")), if(empty(" + x + "), '', '/'), trim(TRAILING '/?#' FROM " + x + "))"
+		}
+		values[i] = nullBreakdown(x, sc.binder)
+	}
+	if len(values) == 1 {
+		return values[0]
+	}
+	return "toJSONString([" + strings.Join(values, ", ") + "])"
 }
 
 // nullBreakdown is a raw property text x as a breakdown value: an empty
@@ -79,7 +225,59 @@ func nullBreakdown(x string, b *binder) string {
 	return "if(empty(" + x + "), " + b.named("breakdown_null", "String", BreakdownNull) + ", " + x + ")"
 }
 
-// label is a series label under this breakdown.
+// breakdownLabel is a series label under a breakdown value (as the
+// statement gives it).
 func breakdownLabel(label, value string) string {
-	return label + " - " + value
+	return label + " - " + displayValue(value)
+}
+
+// displayValue is a value as labels show it: a list's values joined by
+// "::".
+func displayValue(value string) string {
+	if list, ok := valueList(value); ok {
+		return strings.Join(list, "::")
+	}
+	return value
+}
+
+// valueList decodes the value of a multiple breakdown (the JSON text of
+// a list); false for any other value.
+func valueList(value string) ([]string, bool) {
+	if !strings.HasPrefix(value, "[") {
+		return nil, false
+	}
+	var list []string
+	if json.Unmarshal([]byte(value), &list) != nil {
+		return nil, false
+	}
+	return list, true
+}
+
+// breakdownJSON is a value as results answer it: the list itself for a
+// multiple breakdown, the text otherwise.
+func (bd *Breakdown) breakdownJSON(value string) any {
+	if bd.multi() {
+		if list, ok := valueList(value); ok {
+			return list
+		}
+	}
+	return value
+}
+
+// valueText is a breakdown value of a result (text, a list of values, or
+// none) as a table cell: a list's values joined by "::".
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []string:
+		return strings.Join(x, "::")
+	case []any:
+		parts := make([]string, len(x))
+		for i, p := range x {
+			parts[i] = fmt.Sprint(p)
+		}
+		return strings.Join(parts, "::")
+	}
+	return ""
 }

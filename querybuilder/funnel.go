@@ -121,7 +121,7 @@ func parseFunnel(p Params, env Env, timing bool) (*FunnelQuery, error) {
 		}
 	}
 	q.Exclusions = parseExclusions(p, pp)
-	q.Breakdown = parseBreakdown(p, funnelBreakdownLimit, pr)
+	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: funnelBreakdownLimit, multi: true}, pr)
 	if s, ok := p.str("breakdown_attribution_type", pr); ok && s != "" {
 		switch s {
 		case attributionFirstTouch, attributionLastTouch, attributionStep:
@@ -372,13 +372,13 @@ func (q *FunnelQuery) usesSessions() bool {
 	for _, x := range q.Exclusions {
 		fs = append(fs, x.Properties)
 	}
-	return andFilters(fs...).usesSessions() || (q.Breakdown != nil && q.Breakdown.Type == "session")
+	return andFilters(fs...).usesSessions() || q.Breakdown.uses("session")
 }
 
 // usesPersons reports whether any filter or the breakdown reads person
 // properties.
 func (q *FunnelQuery) usesPersons() bool {
-	if andFilters(q.Properties, q.TestAccounts).usesPersons() || (q.Breakdown != nil && q.Breakdown.Type == "person") {
+	if andFilters(q.Properties, q.TestAccounts).usesPersons() || q.Breakdown.uses("person") {
 		return true
 	}
 	for _, s := range q.Steps {

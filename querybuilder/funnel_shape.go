@@ -22,8 +22,9 @@ type FunnelStep struct {
 	DroppedPeopleURL      *string  `json:"dropped_people_url"`
 	People                []any    `json:"people"`
 	// Breakdown and BreakdownValue are set in a broken-down funnel.
-	Breakdown      *string `json:"breakdown,omitempty"`
-	BreakdownValue *string `json:"breakdown_value,omitempty"`
+	// (text, or a multiple breakdown's list of values).
+	Breakdown      any `json:"breakdown,omitempty"`
+	BreakdownValue any `json:"breakdown_value,omitempty"`
 }
 
 // FunnelTrend is the conversion rate (%) per bucket of entry, for one
@@ -33,7 +34,7 @@ type FunnelTrend struct {
 	Data           []float64 `json:"data"`
 	Days           []string  `json:"days"`
 	Labels         []string  `json:"labels"`
-	BreakdownValue *string   `json:"breakdown_value,omitempty"`
+	BreakdownValue any       `json:"breakdown_value,omitempty"`
 }
 
 // FunnelTimes is time_to_convert's and timing's result: bins of
@@ -80,10 +81,7 @@ func (r FunnelBreakdown) Table() ([]string, [][]string) {
 	for _, steps := range r {
 		_, stepRows := FunnelSteps(steps).Table()
 		for k, row := range stepRows {
-			value := ""
-			if v := steps[k].BreakdownValue; v != nil {
-				value = *v
-			}
+			value := valueText(steps[k].BreakdownValue)
 			rows = append(rows, append([]string{value}, row...))
 		}
 	}
@@ -96,9 +94,7 @@ func (r FunnelTrends) Table() ([]string, [][]string) {
 	series := make(TrendsResult, len(r))
 	for k, t := range r {
 		series[k] = TrendSeries{Data: t.Data, Days: t.Days, Labels: t.Labels}
-		if t.BreakdownValue != nil {
-			series[k].Label = *t.BreakdownValue
-		}
+		series[k].Label = valueText(t.BreakdownValue)
 	}
 	return series.Table()
 }
@@ -203,7 +199,8 @@ func funnelSteps(q *FunnelQuery, sr stepRow, broken bool) []FunnelStep {
 		}
 		if broken {
 			v := sr.value
-			s.Breakdown, s.BreakdownValue = &v, &v
+			s.Breakdown = q.Breakdown.breakdownJSON(v)
+			s.BreakdownValue = s.Breakdown
 		}
 		steps[i] = s
 	}
@@ -285,7 +282,7 @@ func shapeFunnelTrends(q *FunnelQuery, rows [][]any) (Result, error) {
 		}
 		if q.Breakdown != nil {
 			value := v
-			t.BreakdownValue = &value
+			t.BreakdownValue = q.Breakdown.breakdownJSON(value)
 		}
 		out = append(out, t)
 	}

@@ -124,3 +124,15 @@ func TestSessionGoldenSQL(t *testing.T) {
 		"funnel_exit_url": `{"events": [{"id": "$pageview"}, {"id": "signup"}], "properties": [{"key": "$exit_current_url", "value": "/thanks", "type": "session"}]}`,
 	}, buildKind(&funnelKind))
 }
+
+func TestBreakdownGoldenSQL(t *testing.T) {
+	checkGolden(t, filepath.Join("testdata", "breakdowns"), map[string]string{
+		"trend_two_properties":  `{"events": [{"id": "$pageview", "math": "dau"}], "breakdowns": [{"property": "$browser"}, {"property": "plan", "type": "person"}], "date_from": "-7d"}`,
+		"trend_normalized_url":  `{"events": [{"id": "$pageview"}], "breakdown": "$current_url", "breakdown_normalize_url": true, "date_from": "-7d"}`,
+		"trend_histogram_bins":  `{"events": [{"id": "purchase"}], "breakdown": "amount", "breakdown_histogram_bin_count": 4, "date_from": "-7d"}`,
+		"trend_session_and_url": `{"events": [{"id": "$pageview"}], "breakdowns": [{"property": "$entry_current_url", "type": "session"}, {"property": "$current_url", "normalize_url": true}], "date_from": "-7d"}`,
+	}, buildKind(&trendsKind))
+	checkGolden(t, filepath.Join("testdata", "breakdowns"), map[string]string{
+		"funnel_two_properties": `{"events": [{"id": "$pageview"}, {"id": "signup"}], "breakdowns": [{"property": "$browser"}, {"property": "$os"}]}`,
+	}, buildKind(&funnelKind))
+}

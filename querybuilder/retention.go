@@ -81,7 +81,7 @@ func ParseRetention(p Params, env Env) (*RetentionQuery, error) {
 		}
 	}
 	q.DateFrom = "" // ignored: the periods end at date_to
-	q.Breakdown = parseBreakdown(p, retentionBreakdownLimit, pr)
+	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: retentionBreakdownLimit}, pr)
 	if n, ok := p.integer("aggregation_group_type_index", pr); ok {
 		q.AggregationGroupTypeIndex = int(n)
 	}
@@ -176,8 +176,8 @@ func (q *RetentionQuery) Decode(raw json.RawMessage) (Result, error) {
 // read is what the statement's read of events joins.
 func (q *RetentionQuery) read() joins {
 	persons := andFilters(q.Properties, q.TestAccounts, q.Target.Properties, q.Returning.Properties).usesPersons() ||
-		(q.Breakdown != nil && q.Breakdown.Type == "person")
+		q.Breakdown.uses("person")
 	sessions := andFilters(q.Properties, q.TestAccounts, q.Target.Properties, q.Returning.Properties).usesSessions() ||
-		(q.Breakdown != nil && q.Breakdown.Type == "session")
+		q.Breakdown.uses("session")
 	return joins{overrides: q.AggregationGroupTypeIndex == 0 || persons, persons: persons, sessions: sessions}
 }

@@ -127,7 +127,11 @@ func (rb *retentionBuilder) events() string {
 	if q.Breakdown != nil {
 		// The raw value: the null value replaces an empty one only after
 		// grouping (memberships), not per event.
-		cols = append(cols, propertyText(&s.scope, q.Breakdown.Type, q.Breakdown.Property)+" AS bd")
+		x := q.Breakdown.rawSQL(&s.scope)
+		if !q.Breakdown.plain() {
+			x = q.Breakdown.valueSQL(&s.scope) // a normalized URL
+		}
+		cols = append(cols, x+" AS bd")
 	}
 	if rb.eventBreakdown() {
 		// An event's order as one number: its time, then its uuid. A

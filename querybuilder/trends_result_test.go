@@ -230,7 +230,7 @@ func TestTrendsResults(t *testing.T) {
 			t.Fatalf("%d browser series", len(res))
 		}
 		for _, s := range res {
-			v := *s.BreakdownValue
+			v := s.BreakdownValue.(string)
 			want := make([]float64, len(ds))
 			for k, d := range ds {
 				end, _ := time.Parse("2006-01-02", d)
@@ -307,7 +307,7 @@ func TestTrendsResults(t *testing.T) {
 			}
 			for i, v := range want {
 				s := res[i]
-				if s.BreakdownValue == nil || *s.BreakdownValue != v {
+				if s.BreakdownValue == nil || s.BreakdownValue.(string) != v {
 					t.Fatalf("limit %d: series %d is %v, want %s", limit, i, s.BreakdownValue, v)
 				}
 				wantSeries(t, s, "$pageview - "+v, ds, perDay(ds, func(es []fev) float64 {
@@ -367,8 +367,8 @@ func TestTrendsResults(t *testing.T) {
 				label string
 			}{{"Chrome", cur, "current"}, {querybuilder.BreakdownOther, cur, "current"}, {"Chrome", prev, "previous"}, {querybuilder.BreakdownOther, prev, "previous"}} {
 				s := res[i]
-				if *s.BreakdownValue != want.value || s.CompareLabel != want.label {
-					t.Fatalf("%s: series %d is %s %s", tc.math, i, *s.BreakdownValue, s.CompareLabel)
+				if s.BreakdownValue.(string) != want.value || s.CompareLabel != want.label {
+					t.Fatalf("%s: series %d is %s %s", tc.math, i, s.BreakdownValue.(string), s.CompareLabel)
 				}
 				wantSeries(t, s, "$pageview - "+want.value, want.days, perDay(want.days, of(want.value, fn)))
 			}
@@ -385,7 +385,7 @@ func TestTrendsResults(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, s := range res {
-			v := *s.BreakdownValue
+			v := s.BreakdownValue.(string)
 			seen[v] = true
 			wantSeries(t, s, "$pageview - "+v, ds, perDay(ds, func(es []fev) float64 {
 				return distinct(es, func(e fev) string {

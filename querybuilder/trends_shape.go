@@ -21,7 +21,9 @@ type TrendSeries struct {
 	Labels []string  `json:"labels"`
 	// Filter is the request as it was run for this series' period.
 	Filter         map[string]any `json:"filter"`
-	BreakdownValue *string        `json:"breakdown_value,omitempty"`
+	// BreakdownValue is the value: text, or the list of values of a
+	// multiple breakdown.
+	BreakdownValue any `json:"breakdown_value,omitempty"`
 	Compare        bool           `json:"compare,omitempty"`
 	CompareLabel   string         `json:"compare_label,omitempty"`
 	// Status is a lifecycle series' status (new, returning, ...).
@@ -347,8 +349,7 @@ func (sh *shaper) finish(action map[string]any, label string, r raw, p int, bd s
 	s := TrendSeries{Action: action, Label: label, Filter: q.filterJSON(sh.periods[p]),
 		Data: []float64{}, Days: []string{}, Labels: []string{}, PersonsURLs: []map[string]string{}}
 	if q.Breakdown != nil {
-		v := bd
-		s.BreakdownValue = &v
+		s.BreakdownValue = q.Breakdown.breakdownJSON(bd)
 	}
 	if q.Compare {
 		s.Compare = true
@@ -427,6 +428,9 @@ func (q *TrendsQuery) filterJSON(r DateRange) map[string]any {
 	if q.Breakdown != nil {
 		m["breakdown"] = q.Breakdown.Property
 		m["breakdown_type"] = q.Breakdown.Type
+		if q.Breakdown.multi() {
+			m["breakdowns"] = q.Breakdown.Props
+		}
 		m["breakdown_limit"] = q.Breakdown.Limit
 	}
 	if q.formula != nil {
