@@ -20,12 +20,12 @@ type TrendSeries struct {
 	Days   []string  `json:"days"`
 	Labels []string  `json:"labels"`
 	// Filter is the request as it was run for this series' period.
-	Filter         map[string]any `json:"filter"`
+	Filter map[string]any `json:"filter"`
 	// BreakdownValue is the value: text, or the list of values of a
 	// multiple breakdown.
-	BreakdownValue any `json:"breakdown_value,omitempty"`
-	Compare        bool           `json:"compare,omitempty"`
-	CompareLabel   string         `json:"compare_label,omitempty"`
+	BreakdownValue any    `json:"breakdown_value,omitempty"`
+	Compare        bool   `json:"compare,omitempty"`
+	CompareLabel   string `json:"compare_label,omitempty"`
 	// Status is a lifecycle series' status (new, returning, ...).
 	Status string `json:"status,omitempty"`
 	// AggregatedValue is the one number of an aggregated display.
