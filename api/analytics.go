@@ -158,7 +158,7 @@ func (s *Server) compute(a *analysis, queryID string) func(ctx context.Context) 
 		if err != nil {
 			return nil, err
 		}
-		rows, err := s.engine.Query(olap.WithQueryID(ctx, queryID), stmt)
+		rows, err := s.engine.Query(olap.WithProject(olap.WithQueryID(ctx, queryID), a.projectID), stmt)
 		if err != nil {
 			return nil, engineError(err)
 		}

@@ -161,6 +161,11 @@ func toError(err error) *Error {
 	if e := engineCodeError(err); e != nil {
 		return e
 	}
+	var te *olap.ThrottledError
+	if errors.As(err, &te) {
+		return &Error{Kind: KindThrottled, Code: "too_many_analyses", RetryAfter: te.RetryAfter, Err: err,
+			Detail: fmt.Sprintf("The project already runs %d analyses at once; try again shortly.", te.Running)}
+	}
 	if postgresUnavailable(err) {
 		return &Error{Kind: KindUnavailable, Code: "postgres_unavailable", Err: err,
 			Detail: "The metadata store (PostgreSQL) is unavailable; try again shortly."}
@@ -247,7 +252,7 @@ func writeError(c *gin.Context, err error) {
 		body.Attr = &e.Attr
 	}
 	retry := e.RetryAfter
-	if retry == 0 && e.Kind == KindUnavailable {
+	if retry == 0 && (e.Kind == KindUnavailable || e.Kind == KindThrottled) {
 		retry = unavailableRetry
 	}
 	if retry > 0 {

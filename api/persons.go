@@ -233,7 +233,8 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			writeError(c, err)
 			return
 		}
-		rows, err := s.engine.Query(olap.WithQueryID(ctx, projectQueryID(p.ID, uuid.NewString())), querybuilder.WithLimits(stmt, s.cfg.Limits))
+		rows, err := s.engine.Query(olap.WithProject(olap.WithQueryID(ctx, projectQueryID(p.ID, uuid.NewString())), p.ID),
+			querybuilder.WithLimits(stmt, s.cfg.Limits))
 		if err != nil {
 			writeError(c, engineError(err))
 			return

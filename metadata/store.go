@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // the PostgreSQL driver sqlx opens by name
 
 	"github.com/insightd/insightd/migrations"
 )
@@ -28,6 +27,9 @@ type Config struct {
 	// (default 10s; 0 turns the cache off). A deleted key keeps working
 	// for at most this long.
 	AuthCacheTTL time.Duration
+	// RoundTrip bounds each exchange with PostgreSQL (default 10s; see
+	// deadlines.go): a frozen server fails requests within it.
+	RoundTrip time.Duration
 }
 
 // ConfigFromEnv reads DATABASE_URL and INSIGHTD_AUTH_CACHE_TTL; call
@@ -77,7 +79,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := sqlx.Open("postgres", cfg.DatabaseURL)
+	roundTrip := cfg.RoundTrip
+	if roundTrip <= 0 {
+		roundTrip = defaultRoundTrip
+	}
+	db, err := openDB(cfg.DatabaseURL, roundTrip)
 	if err != nil {
 		return nil, err
 	}

@@ -25,8 +25,13 @@ type Embedded struct {
 	timeout time.Duration
 	path    string
 
-	pool    chan *chdb.Conn
-	control *chdb.Conn
+	// pool holds the connections analyses run on; reserved those kept for
+	// statements without a project, which may also take a free analysis
+	// connection. fair limits each project's analyses.
+	pool     chan *chdb.Conn
+	reserved chan *chdb.Conn
+	fair     *fairShare
+	control  *chdb.Conn
 	ctlMu   sync.Mutex
 
 	mu  sync.Mutex // guards all
@@ -65,8 +70,9 @@ func OpenEmbedded(cfg Config, log *slog.Logger) (*Embedded, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Embedded{lib: lib, log: log, timeout: cfg.QueryTimeout, path: cfg.DataDir, pool: make(chan *chdb.Conn, cfg.Connections)}
-	for i := 0; i <= cfg.Connections; i++ {
+	e := &Embedded{lib: lib, log: log, timeout: cfg.QueryTimeout, path: cfg.DataDir, pool: make(chan *chdb.Conn, cfg.Connections),
+		reserved: make(chan *chdb.Conn, reservedConnections), fair: newFairShare(cfg.perProject(), cfg.queueWait())}
+	for i := 0; i <= cfg.Connections+reservedConnections; i++ {
 		c, err := lib.Connect(cfg.DataDir, engineArgs...)
 		if err != nil {
 			e.closeConns()
@@ -75,6 +81,10 @@ func OpenEmbedded(cfg Config, log *slog.Logger) (*Embedded, error) {
 		e.all = append(e.all, c)
 		if i == 0 {
 			e.control = c
+			continue
+		}
+		if i <= reservedConnections {
+			e.reserved <- c
 			continue
 		}
 		e.pool <- c
@@ -98,15 +108,42 @@ func (e *Embedded) run(ctx context.Context, fn func(c *chdb.Conn, tag string) er
 	ctx, cancel := withTimeout(ctx, e.timeout)
 	defer cancel()
 	var c *chdb.Conn
-	select {
-	case c = <-e.pool:
-	case <-ctx.Done():
-		return ctx.Err()
+	var back chan *chdb.Conn
+	if project, ok := projectOf(ctx); ok {
+		release, err := e.fair.acquire(ctx, project)
+		if err != nil {
+			return err
+		}
+		defer release()
+		select {
+		case c = <-e.pool:
+			back = e.pool
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	} else {
+		select {
+		case c = <-e.reserved:
+			back = e.reserved
+		case c = <-e.pool:
+			back = e.pool
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 
-	tag := "/* insightd:" + queryID(ctx) + " */ "
+	id := queryID(ctx)
+	tag := "/* insightd:" + id + " */ "
+	// The engine shows a statement with bound parameters in
+	// system.processes with the values substituted and the leading
+	// comment gone, so a kill finds it by the session's log_comment,
+	// which the id (validated: [A-Za-z0-9_-]) is safe to write into.
+	if _, err := c.Query("SET log_comment = '"+tagComment(id)+"'", "TSV", nil); err != nil {
+		back <- e.renew(c)
+		return err
+	}
 	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { e.killUntil(tag, done) })
+	stop := context.AfterFunc(ctx, func() { e.killUntil(id, done) })
 	err := fn(c, tag)
 	close(done)
 	stop()
@@ -114,10 +151,10 @@ func (e *Embedded) run(ctx context.Context, fn func(c *chdb.Conn, tag string) er
 		// A statement that failed part way (a kill, a runtime error) can
 		// leave its partial output in the connection, where chDB would
 		// prepend it to the next result: never reuse such a connection.
-		e.pool <- e.renew(c)
+		back <- e.renew(c)
 		return ctxError(ctx, err)
 	}
-	e.pool <- c
+	back <- c
 	return ctx.Err()
 }
 
@@ -141,11 +178,15 @@ func (e *Embedded) renew(c *chdb.Conn) *chdb.Conn {
 	return nc
 }
 
-// killUntil kills the statement tagged tag, again every 25ms until it has
-// returned: a kill that lands before the statement registers finds nothing.
-func (e *Embedded) killUntil(tag string, done <-chan struct{}) {
+// tagComment is the log_comment of the statements of query id.
+func tagComment(id string) string { return "insightd:" + id }
+
+// killUntil kills the statement of query id, again every 25ms until it
+// has returned: a kill that lands before the statement registers finds
+// nothing.
+func (e *Embedded) killUntil(id string, done <-chan struct{}) {
 	for {
-		if _, err := e.kill(tag); err != nil {
+		if _, err := e.kill(id); err != nil {
 			e.log.Warn("kill query", "err", err)
 		}
 		select {
@@ -156,12 +197,12 @@ func (e *Embedded) killUntil(tag string, done <-chan struct{}) {
 	}
 }
 
-func (e *Embedded) kill(tag string) (bool, error) {
+func (e *Embedded) kill(id string) (bool, error) {
 	e.ctlMu.Lock()
 	defer e.ctlMu.Unlock()
 	res, err := e.control.Query(
-		"KILL QUERY WHERE startsWith(query, {tag:String}) ASYNC FORMAT TSV", "",
-		map[string]string{"tag": escaper.Replace(tag)})
+		"KILL QUERY WHERE Settings['log_comment'] = {tag:String} ASYNC FORMAT TSV", "",
+		map[string]string{"tag": escaper.Replace(tagComment(id))})
 	if err != nil {
 		e.control = e.renew(e.control)
 		return false, err
@@ -174,7 +215,7 @@ func (e *Embedded) Cancel(_ context.Context, id string) (bool, error) {
 	if !ValidQueryID(id) {
 		return false, nil
 	}
-	return e.kill("/* insightd:" + id + " */ ")
+	return e.kill(id)
 }
 
 // Query implements Engine.
@@ -259,6 +300,9 @@ func (e *Embedded) Close() error {
 		// Take every pooled connection back so none is in use while closing.
 		for range cap(e.pool) {
 			<-e.pool
+		}
+		for range cap(e.reserved) {
+			<-e.reserved
 		}
 		e.closeConns()
 		embeddedPath = ""

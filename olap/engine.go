@@ -55,9 +55,37 @@ type Config struct {
 	DataDir string
 	// QueryTimeout bounds every query (default 60s).
 	QueryTimeout time.Duration
-	// Connections is the embedded backend's pool size: how many statements
+	// Connections is the embedded backend's pool size: how many analyses
 	// run at once (default 8). Each chDB connection runs one at a time.
+	// Two more connections are kept for statements without a project
+	// (ingestion, readiness, small lookups), so they never wait behind
+	// analyses.
 	Connections int
+	// PerProject bounds the analyses one project runs at once (default
+	// half the connections, at least 1); QueueWait is how long an analysis
+	// waits for its project's slot before it is refused (ErrThrottled).
+	PerProject int
+	QueueWait  time.Duration
+}
+
+// reservedConnections are the embedded connections kept for statements
+// without a project.
+const reservedConnections = 2
+
+// perProject is the configured per-project limit, or its default.
+func (c Config) perProject() int {
+	if c.PerProject > 0 {
+		return c.PerProject
+	}
+	return max(1, c.Connections/2)
+}
+
+// queueWait is the configured queueing time, or its default.
+func (c Config) queueWait() time.Duration {
+	if c.QueueWait > 0 {
+		return c.QueueWait
+	}
+	return 10 * time.Second
 }
 
 // ConfigFromEnv reads CLICKHOUSE_URL, INSIGHTD_CHDB_LIB, INSIGHTD_DATA_DIR

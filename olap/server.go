@@ -31,6 +31,8 @@ type Server struct {
 	conn    driver.Conn
 	log     *slog.Logger
 	timeout time.Duration
+	// fair limits each project's analyses (fairness.go).
+	fair *fairShare
 
 	closeOnce sync.Once
 	closeErr  error
@@ -66,7 +68,7 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, fmt.Errorf("open ClickHouse server %s: %w", strings.Join(opts.Addr, ","), err)
 	}
-	s := &Server{conn: conn, log: log, timeout: cfg.QueryTimeout}
+	s := &Server{conn: conn, log: log, timeout: cfg.QueryTimeout, fair: newFairShare(cfg.perProject(), cfg.queueWait())}
 	rows, err := s.Query(ctx, querybuilder.Statement{SQL: "SELECT version() AS version, timezone() AS tz"})
 	if err != nil {
 		_ = conn.Close()
@@ -102,6 +104,13 @@ func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows,
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return nil, err
+	}
+	if project, ok := projectOf(ctx); ok {
+		release, err := s.fair.acquire(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	ctx, cancel := withTimeout(ctx, s.timeout)
 	defer cancel()
