@@ -32,7 +32,7 @@ type Embedded struct {
 	reserved chan *chdb.Conn
 	fair     *fairShare
 	control  *chdb.Conn
-	ctlMu   sync.Mutex
+	ctlMu    sync.Mutex
 
 	mu  sync.Mutex // guards all
 	all []*chdb.Conn
