@@ -230,8 +230,11 @@ func postgresUnavailable(err error) bool {
 	var pe *pq.Error
 	if errors.As(err, &pe) {
 		// 08: connection exception; 57P01-57P03: shutting down or not
-		// accepting connections yet; 53300: too many connections.
-		return pe.Code.Class() == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+		// accepting connections yet; 53300: too many connections; 57014:
+		// a statement stopped by statement_timeout (see metadata's
+		// deadlines: metadata statements are small, so a slow one means
+		// a struggling server).
+		return pe.Code.Class() == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "57014"
 	}
 	return connectionFailed(err) || errors.Is(err, sql.ErrConnDone)
 }

@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,38 +23,21 @@ import (
 
 // Config tunes the HTTP server.
 type Config struct {
-	Addr            string        // INSIGHTD_ADDR, default 127.0.0.1:8000
-	BodyLimit       int64         // INSIGHTD_BODY_LIMIT bytes, default 20 MiB
+	Addr            string        // default 127.0.0.1:8000
+	BodyLimit       int64         // bytes, default 20 MiB (also after gzip)
 	ShutdownTimeout time.Duration // how long in-flight requests may finish, default 30s
 	Ingest          olap.WriterConfig
 	// Limits are the engine settings every analysis runs under; their
-	// execution time follows INSIGHTD_QUERY_TIMEOUT.
+	// execution time follows the engine's query timeout.
 	Limits querybuilder.Limits
 	// Schema names the tables analyses read.
 	Schema querybuilder.Schema
 }
 
-// ConfigFromEnv reads INSIGHTD_ADDR and INSIGHTD_BODY_LIMIT; call Validate
-// after applying flags.
-func ConfigFromEnv() (Config, error) {
-	c := Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second,
-		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
-	ingest, err := olap.WriterConfigFromEnv()
-	if err != nil {
-		return c, err
-	}
-	c.Ingest = ingest
-	if v := os.Getenv("INSIGHTD_ADDR"); v != "" {
-		c.Addr = v
-	}
-	if v := os.Getenv("INSIGHTD_BODY_LIMIT"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return c, fmt.Errorf("INSIGHTD_BODY_LIMIT: %w", err)
-		}
-		c.BodyLimit = n
-	}
-	return c, nil
+// DefaultConfig is the configuration without any setting.
+func DefaultConfig() Config {
+	return Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second,
+		Ingest: olap.DefaultWriterConfig(), Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
 }
 
 // Validate reports a configuration that cannot work.

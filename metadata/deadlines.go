@@ -3,8 +3,8 @@ package metadata
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -27,10 +27,6 @@ import (
 // statement is small.
 const defaultRoundTrip = 10 * time.Second
 
-// ErrUnavailable marks an error of PostgreSQL being unreachable or not
-// answering in time.
-var ErrUnavailable = errors.New("metadata: PostgreSQL is unavailable")
-
 // openDB opens the pool with deadlines on every connection.
 func openDB(dsn string, roundTrip time.Duration) (*sqlx.DB, error) {
 	cfg, err := pq.NewConfig(dsn)
@@ -44,7 +40,7 @@ func openDB(dsn string, roundTrip time.Duration) (*sqlx.DB, error) {
 		cfg.Runtime = map[string]string{}
 	}
 	if _, set := cfg.Runtime["statement_timeout"]; !set {
-		cfg.Runtime["statement_timeout"] = (roundTrip - time.Second).String()
+		cfg.Runtime["statement_timeout"] = strconv.FormatInt(max(roundTrip-time.Second, roundTrip/2).Milliseconds(), 10)
 	}
 	connector, err := pq.NewConnectorConfig(cfg)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -32,18 +31,10 @@ type Config struct {
 	RoundTrip time.Duration
 }
 
-// ConfigFromEnv reads DATABASE_URL and INSIGHTD_AUTH_CACHE_TTL; call
-// Validate after applying flags.
-func ConfigFromEnv() (Config, error) {
-	c := Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20, AuthCacheTTL: 10 * time.Second}
-	if v := os.Getenv("INSIGHTD_AUTH_CACHE_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("INSIGHTD_AUTH_CACHE_TTL: %w", err)
-		}
-		c.AuthCacheTTL = d
-	}
-	return c, nil
+// DefaultConfig is the configuration without any setting (the database
+// URL still to be given).
+func DefaultConfig() Config {
+	return Config{MaxOpenConns: 20, AuthCacheTTL: 10 * time.Second, RoundTrip: 10 * time.Second}
 }
 
 // Validate reports a configuration that cannot work.

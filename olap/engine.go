@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -88,33 +86,10 @@ func (c Config) queueWait() time.Duration {
 	return 10 * time.Second
 }
 
-// ConfigFromEnv reads CLICKHOUSE_URL, INSIGHTD_CHDB_LIB, INSIGHTD_DATA_DIR
-// (olap keeps its files in <dir>/olap), INSIGHTD_QUERY_TIMEOUT (a Go
-// duration or seconds) and INSIGHTD_OLAP_CONNECTIONS. Only parse errors are
-// returned; call Validate after applying flags.
-func ConfigFromEnv() (Config, error) {
-	c := Config{
-		ClickHouseURL: os.Getenv("CLICKHOUSE_URL"),
-		ChDBLib:       envOr("INSIGHTD_CHDB_LIB", ".deps/chdb/libchdb.so"),
-		DataDir:       envOr("INSIGHTD_DATA_DIR", ".data") + "/olap",
-		QueryTimeout:  60 * time.Second,
-		Connections:   8,
-	}
-	if v := os.Getenv("INSIGHTD_QUERY_TIMEOUT"); v != "" {
-		d, err := parseDuration(v)
-		if err != nil {
-			return c, fmt.Errorf("INSIGHTD_QUERY_TIMEOUT: %w", err)
-		}
-		c.QueryTimeout = d
-	}
-	if v := os.Getenv("INSIGHTD_OLAP_CONNECTIONS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return c, fmt.Errorf("INSIGHTD_OLAP_CONNECTIONS: %w", err)
-		}
-		c.Connections = n
-	}
-	return c, nil
+// DefaultConfig is the configuration without any setting: the embedded
+// engine from .deps/chdb with its files in .data/olap.
+func DefaultConfig() Config {
+	return Config{ChDBLib: ".deps/chdb/libchdb.so", DataDir: ".data/olap", QueryTimeout: 60 * time.Second, Connections: 8}
 }
 
 // Validate reports a configuration that cannot work.
@@ -226,16 +201,4 @@ func ctxError(ctx context.Context, err error) error {
 	return err
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
 
-func parseDuration(v string) (time.Duration, error) {
-	if n, err := strconv.Atoi(v); err == nil {
-		return time.Duration(n) * time.Second, nil
-	}
-	return time.ParseDuration(v)
-}

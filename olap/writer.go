@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,38 +49,6 @@ func DefaultWriterConfig() WriterConfig {
 	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, Inserts: 2, IdentityCache: 2_000_000, Timeout: time.Minute}
 }
 
-// WriterConfigFromEnv reads INSIGHTD_INGEST_MAX_EVENTS,
-// INSIGHTD_INGEST_LINGER (a Go duration or milliseconds) and
-// INSIGHTD_INGEST_INSERTS.
-func WriterConfigFromEnv() (WriterConfig, error) {
-	c := DefaultWriterConfig()
-	if v := os.Getenv("INSIGHTD_INGEST_MAX_EVENTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return c, fmt.Errorf("INSIGHTD_INGEST_MAX_EVENTS: %w", err)
-		}
-		c.MaxEvents = n
-	}
-	if v := os.Getenv("INSIGHTD_INGEST_INSERTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return c, fmt.Errorf("INSIGHTD_INGEST_INSERTS: %w", err)
-		}
-		c.Inserts = n
-	}
-	if v := os.Getenv("INSIGHTD_INGEST_LINGER"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			ms, err2 := strconv.Atoi(v)
-			if err2 != nil {
-				return c, fmt.Errorf("INSIGHTD_INGEST_LINGER: %w", err)
-			}
-			d = time.Duration(ms) * time.Millisecond
-		}
-		c.Linger = d
-	}
-	return c, c.Validate()
-}
 
 // Validate reports a configuration that cannot work.
 func (c WriterConfig) Validate() error {

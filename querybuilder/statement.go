@@ -63,7 +63,12 @@ func WithLimits(stmt Statement, l Limits) Statement {
 		set = append(set, fmt.Sprintf("max_execution_time = %d", l.MaxExecutionTime))
 	}
 	if l.MaxMemoryUsage > 0 {
-		set = append(set, fmt.Sprintf("max_memory_usage = %d", l.MaxMemoryUsage))
+		// Group-by and sort state past half the budget spills to disk, so
+		// a heavy breakdown slows down instead of failing.
+		spill := l.MaxMemoryUsage / 2
+		set = append(set, fmt.Sprintf("max_memory_usage = %d", l.MaxMemoryUsage),
+			fmt.Sprintf("max_bytes_before_external_group_by = %d", spill),
+			fmt.Sprintf("max_bytes_before_external_sort = %d", spill))
 	}
 	if l.MaxResultRows > 0 {
 		set = append(set, fmt.Sprintf("max_result_rows = %d", l.MaxResultRows), "result_overflow_mode = 'throw'")

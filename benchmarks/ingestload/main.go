@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -76,9 +77,12 @@ func main() {
 func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	ocfg, err := olap.ConfigFromEnv()
-	if err != nil {
-		return err
+	ocfg := olap.DefaultConfig()
+	if v := os.Getenv("INSIGHTD_CHDB_LIB"); v != "" {
+		ocfg.ChDBLib = v
+	}
+	if v := os.Getenv("INSIGHTD_DATA_DIR"); v != "" {
+		ocfg.DataDir = filepath.Join(v, "olap")
 	}
 	engine, err := olap.Open(ctx, ocfg, log)
 	if err != nil {
@@ -100,10 +104,7 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 	if err != nil {
 		return err
 	}
-	acfg, err := api.ConfigFromEnv()
-	if err != nil {
-		return err
-	}
+	acfg := api.DefaultConfig()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

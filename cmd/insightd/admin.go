@@ -40,7 +40,7 @@ func cmdAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 func cmdBootstrap(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("admin bootstrap", "admin bootstrap --email E --org NAME [--project NAME]", stderr)
-	sf, err := addStoreFlags(fs, false)
+	sf, err := addStoreFlags(fs, usePostgres)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func cmdBootstrap(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func cmdCreateKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("admin create-key", "admin create-key --email E --scopes a:b,c:d [--label L] [--scoped-organizations UUID,...] [--scoped-teams ID,...]", stderr)
-	sf, err := addStoreFlags(fs, false)
+	sf, err := addStoreFlags(fs, usePostgres)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ const demoSynopsis = "demo-data --project ID [--persons N] [--days D] [--seed S]
 // with is_demo through the API instead.
 func cmdDemoData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo-data", demoSynopsis, stderr)
-	sf, err := addStoreFlags(fs, true)
+	sf, err := addStoreFlags(fs, useBoth)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/insightd/insightd/olap"
@@ -25,22 +23,14 @@ const loadSynopsis = "load --project ID --events N --persons P --days D [--seed 
 // and --report describes the project's data, timing a few queries.
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("load", loadSynopsis, stderr)
-	ocfg, err := olap.ConfigFromEnv()
+	sf, err := addStoreFlags(fs, useClickHouse)
 	if err != nil {
 		return err
 	}
 	// One statement writes millions of rows: the per-query timeout that
 	// suits serve (a minute) is too short unless the user chose one.
-	if os.Getenv("INSIGHTD_QUERY_TIMEOUT") == "" {
-		ocfg.QueryTimeout = time.Hour
-	}
-	dataDir := envOr("INSIGHTD_DATA_DIR", ".data")
-	logLevel := envOr("INSIGHTD_LOG_LEVEL", "info")
-	fs.StringVar(&ocfg.ClickHouseURL, "clickhouse-url", ocfg.ClickHouseURL, "ClickHouse server URL; empty = embedded chDB (env CLICKHOUSE_URL)")
-	fs.StringVar(&ocfg.ChDBLib, "chdb-lib", ocfg.ChDBLib, "path of libchdb.so (env INSIGHTD_CHDB_LIB)")
-	fs.StringVar(&dataDir, "data-dir", dataDir, "data directory; the embedded ClickHouse lives in <dir>/olap (env INSIGHTD_DATA_DIR)")
-	fs.DurationVar(&ocfg.QueryTimeout, "query-timeout", ocfg.QueryTimeout, "longest one chunk's statement may run (env INSIGHTD_QUERY_TIMEOUT; default 1h here)")
-	fs.StringVar(&logLevel, "log-level", logLevel, "debug, info, warn or error (env INSIGHTD_LOG_LEVEL)")
+	sf.olap.QueryTimeout = time.Hour
+	fs.Lookup("query-timeout").DefValue = "1h0m0s"
 
 	var cfg synth.LoadConfig
 	fs.Int64Var(&cfg.Project, "project", 0, "project id (team_id) the data belongs to (required)")
@@ -79,21 +69,9 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	if dataDir != "" {
-		ocfg.DataDir = filepath.Join(dataDir, "olap")
-	}
-	if err := ocfg.Validate(); err != nil {
-		return err
-	}
-	sf := storeFlags{logLevel: logLevel}
-	log, err := sf.logger(stderr)
+	log, _, engine, err := sf.start(ctx, stderr)
 	if err != nil {
 		return err
-	}
-
-	engine, err := olap.Open(ctx, ocfg, log)
-	if err != nil {
-		return fmt.Errorf("ClickHouse: %w", err)
 	}
 	defer engine.Close()
 	applied, err := olap.Migrate(ctx, engine)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -39,9 +38,8 @@ Usage:
                                 write a simulated product's events into a project
   insightd version              print the version
 
-Run "insightd <command> --help" for a command's flags.
-Environment: DATABASE_URL, CLICKHOUSE_URL, INSIGHTD_ADDR, INSIGHTD_DATA_DIR,
-INSIGHTD_CHDB_LIB, INSIGHTD_QUERY_TIMEOUT, INSIGHTD_LOG_LEVEL.
+Run "insightd <command> --help" for a command's flags; each setting can
+also come from the environment variable its help names (a flag wins).
 `
 
 func main() {
@@ -93,47 +91,57 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// stores says which stores a command opens.
+type stores int
+
+const (
+	usePostgres stores = 1 << iota
+	useClickHouse
+	useBoth = usePostgres | useClickHouse
+)
+
 // storeFlags are the flags of every command that touches the stores.
 type storeFlags struct {
 	meta     metadata.Config
 	olap     olap.Config
 	dataDir  string
 	logLevel string
-	withOLAP bool
+	uses     stores
 }
 
-func addStoreFlags(fs *flag.FlagSet, withOLAP bool) (*storeFlags, error) {
-	f := &storeFlags{withOLAP: withOLAP}
-	var err error
-	if f.meta, err = metadata.ConfigFromEnv(); err != nil {
-		return nil, err
+func addStoreFlags(fs *flag.FlagSet, uses stores) (*storeFlags, error) {
+	f := &storeFlags{uses: uses, meta: metadata.DefaultConfig(), olap: olap.DefaultConfig()}
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	if uses&usePostgres != 0 {
+		fs.StringVar(&f.meta.DatabaseURL, "database-url", "", "PostgreSQL URL")
+		durationVar(fs, &f.meta.AuthCacheTTL, "auth-cache-ttl", f.meta.AuthCacheTTL, "how long an authenticated API key is remembered (0: off); a deleted key works at most this long")
+		durationVar(fs, &f.meta.RoundTrip, "postgres-timeout", f.meta.RoundTrip, "longest one exchange with PostgreSQL may take (connect, statement, socket read or write) before the request answers 503")
 	}
-	fs.StringVar(&f.meta.DatabaseURL, "database-url", f.meta.DatabaseURL, "PostgreSQL URL (env DATABASE_URL)")
-	f.logLevel = envOr("INSIGHTD_LOG_LEVEL", "info")
-	fs.StringVar(&f.logLevel, "log-level", f.logLevel, "debug, info, warn or error (env INSIGHTD_LOG_LEVEL)")
-	if !withOLAP {
-		return f, nil
+	if uses&useClickHouse != 0 {
+		fs.StringVar(&f.olap.ClickHouseURL, "clickhouse-url", "", "ClickHouse server URL; empty = embedded chDB")
+		fs.StringVar(&f.olap.ChDBLib, "chdb-lib", f.olap.ChDBLib, "path of libchdb.so")
+		fs.StringVar(&f.dataDir, "data-dir", ".data", "data directory; the embedded ClickHouse lives in <dir>/olap")
+		durationVar(fs, &f.olap.QueryTimeout, "query-timeout", f.olap.QueryTimeout, "longest a ClickHouse query may run (a duration, or seconds)")
+		fs.IntVar(&f.olap.Connections, "olap-connections", f.olap.Connections, "embedded engine: analyses that run at once (two more connections serve capture and health checks)")
+		fs.IntVar(&f.olap.PerProject, "project-analyses", 0, "analyses one project may run at once (default half the connections); more wait, then answer 429")
+		durationVar(fs, &f.olap.QueueWait, "queue-wait", 10*time.Second, "how long an analysis waits for its project's turn before answering 429")
 	}
-	if f.olap, err = olap.ConfigFromEnv(); err != nil {
-		return nil, err
-	}
-	f.dataDir = envOr("INSIGHTD_DATA_DIR", ".data")
-	fs.StringVar(&f.olap.ClickHouseURL, "clickhouse-url", f.olap.ClickHouseURL, "ClickHouse server URL; empty = embedded chDB (env CLICKHOUSE_URL)")
-	fs.StringVar(&f.olap.ChDBLib, "chdb-lib", f.olap.ChDBLib, "path of libchdb.so (env INSIGHTD_CHDB_LIB)")
-	fs.StringVar(&f.dataDir, "data-dir", f.dataDir, "data directory; the embedded ClickHouse lives in <dir>/olap (env INSIGHTD_DATA_DIR)")
-	fs.DurationVar(&f.olap.QueryTimeout, "query-timeout", f.olap.QueryTimeout, "longest a query may run (env INSIGHTD_QUERY_TIMEOUT)")
 	return f, nil
 }
 
 // finish applies flag values that derive others, and validates.
 func (f *storeFlags) finish() error {
-	if f.dataDir != "" {
-		f.olap.DataDir = filepath.Join(f.dataDir, "olap")
+	var errs []error
+	if f.uses&usePostgres != 0 {
+		errs = append(errs, f.meta.Validate())
 	}
-	if !f.withOLAP {
-		return f.meta.Validate()
+	if f.uses&useClickHouse != 0 {
+		if f.dataDir != "" {
+			f.olap.DataDir = filepath.Join(f.dataDir, "olap")
+		}
+		errs = append(errs, f.olap.Validate())
 	}
-	return errors.Join(f.meta.Validate(), f.olap.Validate())
+	return errors.Join(errs...)
 }
 
 func (f *storeFlags) logger(w io.Writer) (*slog.Logger, error) {
@@ -159,17 +167,21 @@ func (f *storeFlags) start(ctx context.Context, stderr io.Writer) (*slog.Logger,
 }
 
 func (f *storeFlags) open(ctx context.Context, log *slog.Logger) (*metadata.Store, olap.Engine, error) {
-	store, err := metadata.Open(ctx, f.meta)
-	if err != nil {
-		return nil, nil, err
+	var store *metadata.Store
+	var engine olap.Engine
+	var err error
+	if f.uses&usePostgres != 0 {
+		if store, err = metadata.Open(ctx, f.meta); err != nil {
+			return nil, nil, err
+		}
 	}
-	if !f.withOLAP {
-		return store, nil, nil
-	}
-	engine, err := olap.Open(ctx, f.olap, log)
-	if err != nil {
-		store.Close()
-		return nil, nil, fmt.Errorf("ClickHouse: %w", err)
+	if f.uses&useClickHouse != 0 {
+		if engine, err = olap.Open(ctx, f.olap, log); err != nil {
+			if store != nil {
+				store.Close()
+			}
+			return nil, nil, fmt.Errorf("ClickHouse: %w", err)
+		}
 	}
 	return store, engine, nil
 }
@@ -178,13 +190,18 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
+		describeEnv(fs)
 		fmt.Fprintf(stderr, "Usage: insightd %s\n\nFlags:\n", synopsis)
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
+// parse reads the flags' environment variables, then the command line.
 func parse(fs *flag.FlagSet, args []string) error {
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -195,13 +212,6 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
-}
-
-func envOr(k, def string) string {
-	if v := strings.TrimSpace(os.Getenv(k)); v != "" {
-		return v
-	}
-	return def
 }
 
 func migrateAll(ctx context.Context, log *slog.Logger, store *metadata.Store, engine olap.Engine) error {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/insightd/insightd/metadata/metadatatest"
 )
@@ -219,5 +222,58 @@ func TestDemoDataWritesASimulatedProductIntoAProject(t *testing.T) {
 	}
 	if code, _, _ := runCmd(t, db, "demo-data", "--persons", "10"); code != 2 {
 		t.Fatalf("no --project: exit %d, want 2", code)
+	}
+}
+
+// Every setting has a flag and a variable, and the README's table lists
+// each one with both.
+func TestEverySettingIsAFlagAndAVariableInTheREADME(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, uses := range []stores{usePostgres, useClickHouse, useBoth} {
+		fs := newFlagSet("x", "x", io.Discard)
+		if _, err := addStoreFlags(fs, uses); err != nil {
+			t.Fatal(err)
+		}
+		fs.VisitAll(func(f *flag.Flag) { seen[f.Name] = true })
+	}
+	for name, env := range envNames {
+		row := fmt.Sprintf("| `%s` | `--%s` |", env, name)
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README has no row starting %q", row)
+		}
+	}
+	for name := range seen {
+		if _, ok := envNames[name]; !ok {
+			t.Errorf("store flag --%s has no environment variable", name)
+		}
+	}
+}
+
+func TestVariablesSetFlagsAndFlagsWin(t *testing.T) {
+	t.Setenv("INSIGHTD_QUERY_TIMEOUT", "7")
+	t.Setenv("INSIGHTD_QUEUE_WAIT", "3s")
+	t.Setenv("INSIGHTD_LOG_LEVEL", "debug")
+	fs := newFlagSet("x", "x", io.Discard)
+	sf, err := addStoreFlags(fs, useClickHouse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parse(fs, []string{"--log-level", "warn"}); err != nil {
+		t.Fatal(err)
+	}
+	if sf.olap.QueryTimeout != 7*time.Second || sf.olap.QueueWait != 3*time.Second || sf.logLevel != "warn" {
+		t.Fatalf("got timeout %s, queue wait %s, log level %q", sf.olap.QueryTimeout, sf.olap.QueueWait, sf.logLevel)
+	}
+	t.Setenv("INSIGHTD_OLAP_CONNECTIONS", "many")
+	fs = newFlagSet("x", "x", io.Discard)
+	if _, err := addStoreFlags(fs, useClickHouse); err != nil {
+		t.Fatal(err)
+	}
+	if err := parse(fs, nil); err == nil || !strings.Contains(err.Error(), "INSIGHTD_OLAP_CONNECTIONS") {
+		t.Fatalf("a bad variable: %v", err)
 	}
 }

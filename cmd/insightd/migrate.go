@@ -7,7 +7,7 @@ import (
 
 func cmdMigrate(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := newFlagSet("migrate", "migrate [flags]", stderr)
-	sf, err := addStoreFlags(fs, true)
+	sf, err := addStoreFlags(fs, useBoth)
 	if err != nil {
 		return err
 	}

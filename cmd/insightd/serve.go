@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -14,33 +16,39 @@ import (
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve", "serve [flags]", stderr)
-	sf, err := addStoreFlags(fs, true)
+	sf, err := addStoreFlags(fs, useBoth)
 	if err != nil {
 		return err
 	}
-	acfg, err := api.ConfigFromEnv()
-	if err != nil {
-		return err
-	}
-	fs.StringVar(&acfg.Addr, "addr", acfg.Addr, "listen address (env INSIGHTD_ADDR)")
-	fs.Int64Var(&acfg.BodyLimit, "body-limit", acfg.BodyLimit, "largest request body in bytes (env INSIGHTD_BODY_LIMIT)")
+	acfg := api.DefaultConfig()
+	fs.StringVar(&acfg.Addr, "addr", acfg.Addr, "listen address")
+	fs.Int64Var(&acfg.BodyLimit, "body-limit", acfg.BodyLimit, "largest request body in bytes, also after gzip decompression")
+	bytesVar(fs, &acfg.Limits.MaxMemoryUsage, "max-query-memory", acfg.Limits.MaxMemoryUsage, "memory one analysis may use in the engine (e.g. 4GiB); group-by and sort state past half of it spills to disk")
+	fs.Int64Var(&acfg.Limits.MaxResultRows, "max-result-rows", acfg.Limits.MaxResultRows, "rows one analysis statement may return")
+	fs.IntVar(&acfg.Ingest.MaxEvents, "ingest-max-events", acfg.Ingest.MaxEvents, "capture: the most events one group-commit insert gathers")
+	durationVar(fs, &acfg.Ingest.Linger, "ingest-linger", acfg.Ingest.Linger, "capture: how long the first waiting request waits for others to share its insert")
+	fs.IntVar(&acfg.Ingest.Inserts, "ingest-inserts", acfg.Ingest.Inserts, "capture: group-commit inserts running at once")
+	var memoryLimit int64
+	bytesVar(fs, &memoryLimit, "memory-limit", 0, "soft limit of the Go heap (e.g. 2GiB; 0: a quarter of the machine's memory; GOMEMLIMIT wins)")
 	migrate := fs.Bool("migrate", true, "apply pending migrations before serving")
-	pprofAddr := fs.String("pprof-addr", envOr("INSIGHTD_PPROF_ADDR", ""), "serve Go's profiler on this address, e.g. 127.0.0.1:6060 (off by default; env INSIGHTD_PPROF_ADDR)")
+	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler on this address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	// Analyses stop in the engine when the query timeout passes, not only
 	// in the client waiting for them.
 	acfg.Limits.MaxExecutionTime = int(math.Ceil(sf.olap.QueryTimeout.Seconds()))
-	if err := acfg.Validate(); err != nil {
-		return err
+	if err := errors.Join(acfg.Validate(), acfg.Ingest.Validate()); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	memoryLimit = setMemoryLimit(memoryLimit)
 	log, store, engine, err := sf.start(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	defer engine.Close()
+	log.Info("memory limit", "go_heap_bytes", memoryLimit)
 	if *migrate {
 		if err := migrateAll(ctx, log, store, engine); err != nil {
 			return err
