@@ -200,5 +200,3 @@ func ctxError(ctx context.Context, err error) error {
 	}
 	return err
 }
-
-

@@ -49,7 +49,6 @@ func DefaultWriterConfig() WriterConfig {
 	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, Inserts: 2, IdentityCache: 2_000_000, Timeout: time.Minute}
 }
 
-
 // Validate reports a configuration that cannot work.
 func (c WriterConfig) Validate() error {
 	var errs []error
