@@ -22,6 +22,9 @@ import (
 var engine *Embedded
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashChildEnv); dir != "" {
+		os.Exit(crashChild(dir))
+	}
 	lib := os.Getenv("INSIGHTD_CHDB_LIB")
 	if lib == "" {
 		fmt.Fprintln(os.Stderr, "INSIGHTD_CHDB_LIB is not set: run `make test` (it fetches chDB and sets it)")

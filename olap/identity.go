@@ -2,6 +2,7 @@ package olap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -138,7 +139,12 @@ FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id`,
 	ti := &teamIdentity{id: team, ids: map[string]uuid.UUID{}, persons: map[uuid.UUID]*person{},
 		overrides: make(map[uuid.UUID]uuid.UUID, len(rows.Data))}
 	for _, r := range rows.Data {
-		ti.overrides[uuid.MustParse(r[0].(string))] = uuid.MustParse(r[1].(string))
+		old, err1 := cellUUID(r[0])
+		to, err2 := cellUUID(r[1])
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("load person overrides: %w", err)
+		}
+		ti.overrides[old] = to
 	}
 	id.teams[team] = ti
 	return ti, nil
@@ -182,7 +188,11 @@ GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
 			return fmt.Errorf("look up distinct ids: %w", err)
 		}
 		for _, r := range rows.Data {
-			ti.ids[r[0].(string)] = uuid.MustParse(r[1].(string))
+			pid, err := cellUUID(r[1])
+			if err != nil {
+				return fmt.Errorf("look up distinct ids: %w", err)
+			}
+			ti.ids[fmt.Sprint(r[0])] = pid
 			id.cached++
 		}
 	}
@@ -225,8 +235,15 @@ FROM persons WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)} GROUP BY i
 		return fmt.Errorf("load persons: %w", err)
 	}
 	for _, r := range rows.Data {
-		pid := uuid.MustParse(r[0].(string))
-		p, err := loadPerson(pid, r[1].(string), r[2].(time.Time), r[3].(uint64) == 1, r[4].(uint64) == 1)
+		pid, err := cellUUID(r[0])
+		if err != nil {
+			return fmt.Errorf("load persons: %w", err)
+		}
+		props, _ := r[1].(string)
+		created, _ := r[2].(time.Time)
+		identified, _ := r[3].(uint64)
+		deleted, _ := r[4].(uint64)
+		p, err := loadPerson(pid, props, created, identified == 1, deleted == 1)
 		if err != nil {
 			return fmt.Errorf("person %s: stored property times: %w", pid, err)
 		}
@@ -360,4 +377,15 @@ func (p *pending) personRows(clock *versionClock) [][]any {
 		rows = append(rows, per.row(team, clock.next()))
 	}
 	return rows
+}
+
+// cellUUID reads a UUID cell, as text or as a UUID.
+func cellUUID(v any) (uuid.UUID, error) {
+	switch x := v.(type) {
+	case uuid.UUID:
+		return x, nil
+	case string:
+		return uuid.Parse(x)
+	}
+	return uuid.Nil, fmt.Errorf("not a uuid: %#v", v)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type WriterConfig struct {
 	// stored (RecentUUIDs of them, default 1M) to skip the retry lookup.
 	SoleWriter  bool
 	RecentUUIDs int
+	// AfterEventsInsert, when set, runs after each batch's events are
+	// stored and before their uuids are recorded: a test hook, to kill
+	// the process at that instant.
+	AfterEventsInsert func()
 }
 
 // DefaultWriterConfig is the configuration without any setting.
@@ -91,6 +96,11 @@ type Writer struct {
 	stats  WriterStats
 	// recent is nil unless SoleWriter; only the preparing stage uses it.
 	recent *recentUUIDs
+	// started says the recovery at start is done; recoverFrom, when set,
+	// is the oldest batch whose uuids went unrecorded. Only loop uses
+	// them (see writer_recover.go).
+	started     bool
+	recoverFrom time.Time
 
 	mu     sync.RWMutex
 	closed bool
@@ -177,6 +187,19 @@ func (w *Writer) Write(ctx context.Context, events []Capture) WriteResult {
 	return <-r.result
 }
 
+// safely runs a stage, turning a panic (a bug, or a row the engine
+// returned in an unexpected form) into the batch's error: the writer runs
+// outside any request, where a panic would end the process.
+func (w *Writer) safely(stage string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("ingestion stage panicked", "stage", stage, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("ingestion %s failed: %v", stage, r)
+		}
+	}()
+	return fn()
+}
+
 // Stats is what the writer has done so far.
 func (w *Writer) Stats() *WriterStats { return &w.stats }
 
@@ -218,13 +241,26 @@ func (w *Writer) loop() {
 		if b.stored && w.recent != nil {
 			w.recent.add(b.inflight, time.Now())
 		}
+		if b.uuidsMissing && (w.recoverFrom.IsZero() || b.createdAt.Before(w.recoverFrom)) {
+			w.recoverFrom = b.createdAt
+		}
 		if b.err != nil && b.gen == gen {
 			w.ident.forgetAll()
 			gen++
 		}
 	}
 	send := func(group []*writeRequest) {
-		b := w.prepare(group, gen, inflight)
+		if err := w.recoverBeforePrepare(); err != nil {
+			w.log.Error("ingestion cannot start: recovering the uuids of recent events failed", "error", err)
+			for _, r := range group {
+				r.result <- WriteResult{Err: err}
+			}
+			return
+		}
+		var b *batch
+		if err := w.safely("prepare", func() error { b = w.prepare(group, gen, inflight); return nil }); err != nil {
+			b = &batch{group: group, gen: gen, results: make([]WriteResult, len(group)), createdAt: time.Now(), err: err}
+		}
 		pending++
 		for {
 			select {
@@ -307,8 +343,11 @@ func (w *Writer) writeLoop(in <-chan *batch, out chan<- *batch) {
 		go func(b, prev *batch) {
 			defer wg.Done()
 			if b.err == nil {
-				ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
-				b.err = w.write(ctx, b)
+				// The deadline runs from preparation, so no batch's insert
+				// commits later than Timeout after its events' created_at
+				// (which the recovery at start relies on).
+				ctx, cancel := context.WithDeadline(context.Background(), b.createdAt.Add(w.cfg.Timeout))
+				b.err = w.safely("write", func() error { return w.write(ctx, b) })
 				cancel()
 			}
 			<-slots

@@ -38,6 +38,12 @@ type batch struct {
 	// for an earlier one); finished closes once the batch is answered.
 	stored   bool
 	finished chan struct{}
+	// createdAt is when the batch was prepared: its events' created_at,
+	// and the start of its deadline (see writer_recover.go).
+	createdAt time.Time
+	// uuidsMissing says its events are stored but their uuids could not
+	// be recorded: the writer records them before the next batch.
+	uuidsMissing bool
 	// poisonGen is the latest generation in which this batch or one
 	// before it failed (-1: none), with that failure in poison.
 	poisonGen int64
@@ -53,7 +59,8 @@ type teamUUID struct {
 // batch still being written) and resolves persons. Errors are kept in the
 // batch, which the write stage then fails.
 func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUID]int) *batch {
-	b := &batch{group: group, gen: gen, results: make([]WriteResult, len(group))}
+	now := time.Now().UTC()
+	b := &batch{group: group, gen: gen, results: make([]WriteResult, len(group)), createdAt: now}
 	for _, r := range group {
 		b.total += len(r.events)
 	}
@@ -64,7 +71,6 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	// retried: client uuids the retry check must look up; known: client
 	// uuids the writer already knows are new.
 	var retried, known []int
-	now := time.Now().UTC()
 	for gi, r := range group {
 		for i := range r.events {
 			c := &r.events[i]
@@ -106,6 +112,11 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	start := time.Now()
 	go func() {
 		defer close(checked)
+		defer func() { // as Writer.safely: this goroutine is outside it
+			if r := recover(); r != nil {
+				storedErr = fmt.Errorf("the retry check failed: %v", r)
+			}
+		}()
 		stored, storedErr = w.storedUUIDs(ctx, events, retried)
 		w.stats.CheckNanos.Add(int64(time.Since(start)))
 	}()
@@ -176,11 +187,23 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 		}
 	}
 	b.stored = true
-	if err := w.engine.Insert(ctx, eventUUIDsTable, b.fresh); err != nil {
-		// The events are stored and their senders will not resend them;
-		// only a spurious resend could now be stored twice (and
-		// ReplacingMergeTree collapses it at merge). Not worth a failure.
-		w.log.Error("could not record event uuids for the retry check", "events", len(b.fresh), "error", err)
+	if w.cfg.AfterEventsInsert != nil {
+		w.cfg.AfterEventsInsert()
+	}
+	// A failure here would let a resend be stored again: try again, and
+	// if it still fails, the writer records the uuids from the events
+	// themselves before it prepares another batch.
+	for attempt := 1; ; attempt++ {
+		err := w.engine.Insert(ctx, eventUUIDsTable, b.fresh)
+		if err == nil {
+			break
+		}
+		if attempt == 3 || ctx.Err() != nil {
+			w.log.Error("could not record event uuids; recovering them before the next batch", "events", len(b.fresh), "error", err)
+			b.uuidsMissing = true
+			break
+		}
+		time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
 	}
 	for _, gi := range b.owner {
 		b.results[gi].Stored++
@@ -232,7 +255,11 @@ WHERE (team_id, uuid) IN (SELECT t, u FROM format(TSV, 't Int64, u UUID', {keys:
 	}
 	out := make(map[uuid.UUID]bool, len(rows.Data))
 	for _, r := range rows.Data {
-		out[uuid.MustParse(r[0].(string))] = true
+		id, err := cellUUID(r[0])
+		if err != nil {
+			return nil, fmt.Errorf("look up retried events: %w", err)
+		}
+		out[id] = true
 	}
 	return out, nil
 }
