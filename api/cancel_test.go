@@ -265,3 +265,40 @@ func TestAbandonedFunnelsDoNotDelayOtherRequests(t *testing.T) {
 	wg.Wait()
 	e.stoppedWithin(t, stop)
 }
+
+// A project running as many analyses as it may gets 429 with Retry-After
+// for one more once the queueing time passes; another project's analysis
+// runs meanwhile.
+func TestAProjectPastItsShareOfTheEngineGets429(t *testing.T) {
+	e := newEndless(t, time.Minute)
+	ctx, hangUp := context.WithCancel(context.Background())
+	defer hangUp()
+	for i := range 2 { // the test engine's 4 connections: 2 per project
+		go func() {
+			if resp, err := e.funnel(ctx, fmt.Sprintf("hold-%d", i), i+1); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	e.waitRunning(t, 2)
+	other := newFunnelEnv(t)
+	op := other.project(t, []refEvent{fev("u1", "x", 0)})
+	start := time.Now()
+	if st, _ := op.ask(t, "POST", "trend", map[string]any{"events": []any{map[string]any{"id": "x"}}}); st != 200 || time.Since(start) > time.Second {
+		t.Fatalf("another project's trend: %d after %s", st, time.Since(start))
+	}
+	start = time.Now()
+	resp, err := e.funnel(context.Background(), "one-more", 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || body["code"] != "too_many_analyses" {
+		t.Fatalf("one analysis too many: %d, Retry-After %q, %v", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refused after %s", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -140,6 +141,8 @@ func TestResultsPastTheBudgetAreRefusedBeforeTheyRun(t *testing.T) {
 	}{
 		{"an hourly trend over 416 days by 100 values", "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}},
 			"interval": "hour", "date_from": "2025-01-01", "date_to": "2026-02-20", "breakdown": "$current_url", "breakdown_limit": 100}, "breakdown_limit"},
+		{"the same by 1 000 values (35 GB built in memory before budgets)", "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}},
+			"interval": "hour", "date_from": "2025-01-01", "date_to": "2026-02-20", "breakdown": "$current_url", "breakdown_limit": 1000}, "breakdown_limit"},
 		{"a compared daily trend of 26 series over 10 years", "trend", map[string]any{"events": manyEvents(26), "compare": true,
 			"date_from": "2016-01-01", "date_to": "2026-01-01"}, "interval"},
 		{"a retention of 100 intervals by 1 000 values", "retention", map[string]any{"total_intervals": 100, "breakdown": "$browser",
@@ -148,6 +151,9 @@ func TestResultsPastTheBudgetAreRefusedBeforeTheyRun(t *testing.T) {
 			"interval": "hour", "date_from": "2025-01-01", "date_to": "2025-12-31", "breakdown": "$browser", "breakdown_limit": 50}, "interval"},
 	} {
 		t.Run(tc.name+" is a 400 naming "+tc.attr, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
 			start := time.Now()
 			st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/insights/%s/", f.a.ProjectID, tc.route), f.a.PersonalAPIKey, tc.body)
 			if st != 400 || out["attr"] != tc.attr || !strings.Contains(fmt.Sprint(out["detail"]), "more than the 100000") {
@@ -155,6 +161,10 @@ func TestResultsPastTheBudgetAreRefusedBeforeTheyRun(t *testing.T) {
 			}
 			if d := time.Since(start); d > time.Second {
 				t.Fatalf("refused after %s", d)
+			}
+			runtime.ReadMemStats(&after)
+			if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 16<<20 {
+				t.Fatalf("refusing allocated %d MiB", grew>>20)
 			}
 		})
 	}

@@ -46,6 +46,11 @@ var ErrThrottled = errors.New("olap: too many analyses of the project at once")
 // Is makes errors.Is(err, ErrThrottled) true.
 func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
 
+// throttledRetry is the Retry-After of a refused analysis: the project's
+// analyses have kept their slots for the whole queueing time already, so
+// a retry soon after is as likely to find one free as a later one.
+const throttledRetry = 2 * time.Second
+
 // fairShare limits the analyses each project runs at once.
 type fairShare struct {
 	perProject int
@@ -81,7 +86,7 @@ func (f *fairShare) acquire(ctx context.Context, project int64) (release func(),
 	case sem <- struct{}{}:
 		return func() { <-sem }, nil
 	case <-t.C:
-		return nil, &ThrottledError{ProjectID: project, Running: f.perProject, RetryAfter: max(f.wait, time.Second)}
+		return nil, &ThrottledError{ProjectID: project, Running: f.perProject, RetryAfter: throttledRetry}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

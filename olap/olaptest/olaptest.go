@@ -30,7 +30,8 @@ func Open(timeout time.Duration) (e *olap.Embedded, done func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err = olap.OpenEmbedded(olap.Config{ChDBLib: lib, DataDir: dir, QueryTimeout: timeout, Connections: 4},
+	e, err = olap.OpenEmbedded(olap.Config{ChDBLib: lib, DataDir: dir, QueryTimeout: timeout, Connections: 4,
+		QueueWait: 3 * time.Second},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		_, err = olap.Migrate(context.Background(), e)
