@@ -1,0 +1,219 @@
+package api
+
+// Paths worked out by hand, one behaviour of analytics.md's Paths section
+// each; the reference is checked against them too.
+
+import (
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var pathT0 = time.Date(2026, 4, 10, 9, 0, 0, 0, time.UTC)
+
+func pv(who, url string, minutes float64) refEvent {
+	return refEvent{UUID: uuid.NewString(), DistinctID: who, Event: "$pageview", At: pathT0.Add(time.Duration(minutes * float64(time.Minute))),
+		Props: map[string]any{"$current_url": url}}
+}
+
+func ev(who, name string, minutes float64) refEvent {
+	return refEvent{UUID: uuid.NewString(), DistinctID: who, Event: name, At: pathT0.Add(time.Duration(minutes * float64(time.Minute))), Props: map[string]any{}}
+}
+
+func edge(source, target string, value int64, avgMinutes float64) apiPathEdge {
+	return apiPathEdge{Source: source, Target: target, Value: value, Avg: avgMinutes * 60000}
+}
+
+func TestPathsWorkedByHand(t *testing.T) {
+	env := newFunnelEnv(t)
+	day := refPaths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC)}
+	with := func(f func(*refPaths)) refPaths { q := day; f(&q); return q }
+	letters := func(who string, names ...string) []refEvent {
+		var out []refEvent
+		for i, n := range names {
+			out = append(out, ev(who, n, float64(i)))
+		}
+		return out
+	}
+	concat := func(lists ...[]refEvent) []refEvent {
+		var out []refEvent
+		for _, l := range lists {
+			out = append(out, l...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		events []refEvent
+		q      refPaths
+		want   []apiPathEdge
+	}{
+		{"a run keeps its last event, one trailing slash goes, a 30-minute gap starts a path",
+			[]refEvent{pv("u1", "/home/", 0), pv("u1", "/home", 1), pv("u1", "/cart", 2), pv("u1", "/home", 32), pv("u1", "/pay", 33),
+				pv("u2", "/home", 0), pv("u2", "/cart", 5), pv("u2", "/", 6)},
+			day, []apiPathEdge{edge("1_/home", "2_/cart", 2, 3), edge("1_/home", "2_/pay", 1, 1), edge("2_/cart", "3_/", 1, 1)}},
+		{"start and end with the ... item, which takes the time of the first item it stands for",
+			letters("u1", "A", "B", "C", "D", "E", "F", "G"),
+			with(func(q *refPaths) { q.Start, q.End, q.StepLimit = "B", "F", 4 }),
+			[]apiPathEdge{edge("1_B", "2_C", 1, 1), edge("2_C", "3_...", 1, 1), edge("3_...", "4_E", 1, 1), edge("4_E", "5_F", 1, 1)}},
+		{"an end point keeps the last items up to its first occurrence",
+			letters("u1", "A", "B", "C", "D", "C"),
+			with(func(q *refPaths) { q.End, q.StepLimit = "C", 2 }),
+			[]apiPathEdge{edge("1_B", "2_C", 1, 1)}},
+		{"a start point keeps the first items from its first occurrence; paths without it are dropped",
+			concat(letters("u1", "A", "B", "C", "B", "D"), letters("u2", "A", "C")),
+			with(func(q *refPaths) { q.Start, q.StepLimit = "B", 3 }),
+			[]apiPathEdge{edge("1_B", "2_C", 1, 1), edge("2_C", "3_B", 1, 1)}},
+		{"the end point is the first one after the start point",
+			letters("u1", "E", "S", "X", "E", "Y", "E"),
+			with(func(q *refPaths) { q.Start, q.End = "S", "E" }),
+			[]apiPathEdge{edge("1_S", "2_X", 1, 1), edge("2_X", "3_E", 1, 1)}},
+		{"an edge whose source the kept edges cannot reach is dropped",
+			concat(letters("u1", "A", "U", "S"), letters("u2", "B", "U", "S"), letters("u3", "C", "U", "S")),
+			with(func(q *refPaths) { q.EdgeLimit = 1 }), nil},
+		{"a weight filter keeps such an edge",
+			concat(letters("u1", "A", "U", "S"), letters("u2", "B", "U", "S"), letters("u3", "C", "U", "S")),
+			with(func(q *refPaths) { q.EdgeLimit, q.MinWeight = 1, 1 }), []apiPathEdge{edge("2_U", "3_S", 3, 1)}},
+		{"cleaning, then groupings (the first that matches), then exclusions",
+			[]refEvent{pv("u1", "/item/12", 0), pv("u1", "/item/7/reviews", 1), pv("u1", "/cart", 2), pv("u1", "/pay", 3)},
+			with(func(q *refPaths) {
+				q.Cleaning = [][2]string{{`/item/\d+`, `/item/:id`}}
+				q.Groupings = []string{"/item/:id/*", "/item/*", "/c*"}
+				q.Exclude = []string{"/c*"}
+			}),
+			[]apiPathEdge{edge("1_/item/*", "2_/item/:id/*", 1, 1), edge("2_/item/:id/*", "3_/pay", 1, 2)}},
+		{"an alias is literal text, backslashes and dollars included",
+			[]refEvent{pv("u1", "/a/1", 0), pv("u1", "/b", 1)},
+			with(func(q *refPaths) { q.Cleaning = [][2]string{{`(\d)`, `\1$1`}} }),
+			[]apiPathEdge{edge(`1_/a/\1$1`, "2_/b", 1, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.q.edges(tc.events); fmt.Sprint(asAPIEdges(got)) != fmt.Sprint(tc.want) {
+				t.Fatalf("the reference disagrees with the hand-worked answer:\n got %v\nwant %v", asAPIEdges(got), tc.want)
+			}
+			p := env.project(t, tc.events)
+			var got []apiPathEdge
+			p.result(t, "path", tc.q.params(), &got)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Fatalf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func asAPIEdges(es []refEdge) []apiPathEdge {
+	var out []apiPathEdge
+	for _, e := range es {
+		out = append(out, apiPathEdge{e.Source, e.Target, e.Value, e.Avg})
+	}
+	return out
+}
+
+// Funnel paths by hand: the funnel $pageview -> signup -> buy within an
+// hour; u1 converts, u2 drops off after signup, u3 after the pageview.
+func TestFunnelPathsWorkedByHand(t *testing.T) {
+	env := newFunnelEnv(t)
+	events := []refEvent{
+		ev("u1", "before", 0), pv("u1", "/a", 1), ev("u1", "between", 2), ev("u1", "signup", 3), ev("u1", "buy", 4), ev("u1", "after", 5),
+		pv("u2", "/a", 0), ev("u2", "signup", 1), ev("u2", "late", 30), ev("u2", "later", 59), ev("u2", "too late", 62),
+		pv("u3", "/a", 0), ev("u3", "wander", 1),
+	}
+	p := env.project(t, events)
+	f := refFunnel{Steps: []refStep{{Event: "$pageview"}, {Event: "signup"}, {Event: "buy"}}, DateFrom: "2026-04-10", DateTo: "2026-04-10",
+		WindowInterval: 1, WindowUnit: "hour"}
+	q := refPaths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC), Funnel: &f}
+	for _, tc := range []struct {
+		mode string
+		step int
+		want []apiPathEdge
+	}{
+		{"funnel_path_after_step", 3, []apiPathEdge{edge("1_buy", "2_after", 1, 1)}},
+		{"funnel_path_before_step", 2, []apiPathEdge{edge("1_/a", "2_signup", 1, 1), edge("1_before", "2_/a", 1, 1),
+			edge("2_/a", "3_between", 1, 1), edge("3_between", "4_signup", 1, 1)}},
+		{"funnel_path_between_steps", 2, []apiPathEdge{edge("1_/a", "2_between", 1, 1), edge("1_/a", "2_signup", 1, 1), edge("2_between", "3_signup", 1, 1)}},
+		// Dropped off before buy: u2, from signup on (after), or up to
+		// an hour after their pageview opened the window (before).
+		{"funnel_path_after_step", -3, []apiPathEdge{edge("1_signup", "2_late", 1, 29), edge("2_late", "3_later", 1, 29), edge("3_later", "4_too late", 1, 3)}},
+		{"funnel_path_before_step", -3, []apiPathEdge{edge("1_/a", "2_signup", 1, 1), edge("2_signup", "3_late", 1, 29), edge("3_late", "4_later", 1, 29)}},
+		{"funnel_path_after_step", -2, []apiPathEdge{edge("1_/a", "2_wander", 1, 1)}},
+	} {
+		t.Run(fmt.Sprintf("%s %d", tc.mode, tc.step), func(t *testing.T) {
+			q.FunnelPaths, q.FunnelStep = tc.mode, tc.step
+			if got := q.edges(events); fmt.Sprint(asAPIEdges(got)) != fmt.Sprint(tc.want) {
+				t.Fatalf("the reference disagrees with the hand-worked answer:\n got %v\nwant %v", asAPIEdges(got), tc.want)
+			}
+			var got []apiPathEdge
+			p.result(t, "path", q.params(), &got)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+	st, out := p.ask(t, "POST", "path", map[string]any{"funnel_paths": "funnel_path_between_steps", "funnel_filter": f.filter(map[string]any{"funnel_step": 1})})
+	if st != http.StatusBadRequest || string(out["attr"]) != `"funnel_step"` {
+		t.Fatalf("between steps of step 1: %d %s", st, out["attr"])
+	}
+}
+
+// Saved PATHS insights compute, then answer from the cache; as CSV a
+// paths answer is one row per edge.
+func TestPathsAsSavedInsightsAndCSV(t *testing.T) {
+	env := newFunnelEnv(t)
+	p := env.project(t, []refEvent{ev("u1", "A", 0), ev("u1", "B", 1), ev("u2", "A", 0), ev("u2", "B", 3), ev("u2", "C", 4)})
+	f := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10"}
+	st, created := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/insights/", p.id), p.key, map[string]any{"filters": f})
+	if st != 201 {
+		t.Fatalf("%d %v", st, created)
+	}
+	path := fmt.Sprintf("/api/projects/%d/insights/%v/", p.id, created["id"])
+	for i, cached := range []bool{false, true} {
+		st, out := call(t, env.h, "GET", path, p.key, nil)
+		if st != 200 || out["is_cached"] != cached || fmt.Sprint(out["result"]) !=
+			"[map[average_conversion_time:120000 source:1_A target:2_B value:2] map[average_conversion_time:60000 source:2_B target:3_C value:1]]" {
+			t.Fatalf("retrieve %d: %d %v", i, st, out)
+		}
+	}
+	r := httptest.NewRequest("POST", fmt.Sprintf("/api/projects/%d/insights/path/?format=csv", p.id), strings.NewReader(string(mustJSON(t, f))))
+	r.Header.Set("Authorization", "Bearer "+p.key)
+	w := httptest.NewRecorder()
+	env.h.ServeHTTP(w, r)
+	rows, err := csv.NewReader(w.Body).ReadAll()
+	want := [][]string{{"source", "target", "value", "average_conversion_time"}, {"1_A", "2_B", "2", "120000"}, {"2_B", "3_C", "1", "60000"}}
+	if w.Code != 200 || err != nil || !reflect.DeepEqual(rows, want) {
+		t.Fatalf("%d %v %v", w.Code, rows, err)
+	}
+}
+
+// Hostile strings in every field of a paths request are data: the
+// request runs and finds nothing; as a cleaning regex such a string is a
+// 400 naming the rules when it does not compile, and data when it does.
+func TestPathsTakeHostileStringsAsData(t *testing.T) {
+	env := newFunnelEnv(t)
+	hostile := `x'); DROP TABLE events; -- \ "q" {p0:String} ünï 🦔 ` + "`"
+	p := env.project(t, []refEvent{ev("u1", "A", 0), ev("u1", hostile, 1)})
+	body := map[string]any{"date_from": "2026-04-10", "date_to": "2026-04-10", "start_point": hostile, "end_point": hostile + "2",
+		"exclude_events": []string{hostile + "3"}, "include_custom_events": []string{hostile, "A"}, "path_groupings": []string{hostile + "*"},
+		"local_path_cleaning_filters": []map[string]string{{"regex": regexp.QuoteMeta(hostile + "4"), "alias": hostile}},
+		"properties":                  []map[string]any{{"key": hostile, "value": hostile, "operator": "is_not"}}}
+	var got []apiPathEdge
+	p.result(t, "path", body, &got)
+	if len(got) != 0 {
+		t.Fatalf("%v", got)
+	}
+	delete(body, "start_point")
+	delete(body, "end_point")
+	p.result(t, "path", body, &got)
+	if fmt.Sprint(got) != fmt.Sprint([]apiPathEdge{edge("1_A", "2_"+hostile+"*", 1, 1)}) {
+		t.Fatalf("the hostile event as data: %v", got)
+	}
+	body["local_path_cleaning_filters"] = []map[string]string{{"regex": hostile, "alias": "x"}}
+	p.wantInvalid(t, "path", body, "local_path_cleaning_filters")
+}

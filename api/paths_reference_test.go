@@ -1,0 +1,341 @@
+package api
+
+// A brute-force paths reference, written from analytics.md's Paths
+// section without looking at the SQL: every event read, cleaned, grouped
+// and excluded in Go; each person's events sorted, split, compacted, cut
+// and counted as edges; then weights, order, limit and reachability.
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// refPaths is a paths request as the reference reads it.
+type refPaths struct {
+	Pageviews, Screens, AllCustom bool
+	Custom, Exclude               []string
+	Cleaning                      [][2]string // regex, alias
+	Groupings                     []string
+	Start, End                    string
+	StepLimit, EdgeLimit          int
+	MinWeight, MaxWeight          int64
+	From, To                      time.Time // [From, To)
+	// Funnel limits the paths to a funnel step's persons (FunnelPaths,
+	// FunnelStep as the API takes them).
+	Funnel      *refFunnel
+	FunnelPaths string
+	FunnelStep  int
+}
+
+type refEdge struct {
+	Source, Target string
+	Value          int64
+	Avg            float64
+}
+
+// item is an event's path item, or false when the event is not read.
+func (q refPaths) item(e refEvent) (string, bool) {
+	if q.Pageviews || q.Screens || q.AllCustom || len(q.Custom) > 0 {
+		ok := (q.Pageviews && e.Event == "$pageview") || (q.Screens && e.Event == "$screen") ||
+			(q.AllCustom && !strings.HasPrefix(e.Event, "$"))
+		for _, c := range q.Custom {
+			ok = ok || e.Event == c
+		}
+		if !ok {
+			return "", false
+		}
+	}
+	item := e.Event
+	switch e.Event {
+	case "$pageview":
+		item = refString(e.Props["$current_url"])
+		if len(item) > 1 && strings.HasSuffix(item, "/") {
+			item = item[:len(item)-1]
+		}
+	case "$screen":
+		item = refString(e.Props["$screen_name"])
+	}
+	for _, c := range q.Cleaning {
+		item = regexp.MustCompile(c[0]).ReplaceAllLiteralString(item, c[1])
+	}
+	for _, g := range q.Groupings {
+		parts := strings.Split(g, "*")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		if regexp.MustCompile("(?s)" + strings.Join(parts, ".*")).MatchString(item) {
+			item = g
+			break
+		}
+	}
+	for _, x := range q.Exclude {
+		if item == x {
+			return "", false
+		}
+	}
+	return item, true
+}
+
+type refStop struct {
+	item string
+	at   time.Time
+}
+
+// bounds are each funnel person's time bounds, by person.
+func (q refPaths) bounds(all []refEvent) map[string][2]time.Time {
+	lo, hi := time.Unix(-1<<40, 0), time.Unix(1<<40, 0)
+	out := map[string][2]time.Time{}
+	for _, p := range q.Funnel.persons(all) {
+		if p.Excluded {
+			continue
+		}
+		n := q.FunnelStep
+		at := func(step int) time.Time { return p.Events[p.Path[step-1]].At }
+		if n > 0 && p.level() < n || n < 0 && p.level() != -n-1 {
+			continue
+		}
+		step := n
+		if n < 0 {
+			step = -n - 1
+		}
+		switch q.FunnelPaths {
+		case "funnel_path_after_step":
+			out[p.ID] = [2]time.Time{at(step), hi}
+		case "funnel_path_before_step":
+			end := at(step)
+			if n < 0 {
+				end = end.Add(q.Funnel.window())
+			}
+			out[p.ID] = [2]time.Time{lo, end}
+		case "funnel_path_between_steps":
+			out[p.ID] = [2]time.Time{at(step - 1), at(step)}
+		}
+	}
+	return out
+}
+
+// edges is the answer: edges ordered, limited and pruned.
+func (q refPaths) edges(all []refEvent) []refEdge {
+	personOf, _ := refIdentities(all)
+	var bounds map[string][2]time.Time
+	if q.Funnel != nil {
+		bounds = q.bounds(all)
+	}
+	byPerson := map[string][]refEvent{}
+	for _, e := range all {
+		if e.At.Before(q.From) || !e.At.Before(q.To) {
+			continue
+		}
+		id := personOf(e.DistinctID)
+		if bounds != nil {
+			b, ok := bounds[id]
+			if !ok || e.At.Before(b[0]) || e.At.After(b[1]) {
+				continue
+			}
+		}
+		if _, ok := q.item(e); ok {
+			byPerson[id] = append(byPerson[id], e)
+		}
+	}
+	type acc struct {
+		n   int64
+		sum float64
+	}
+	counts := map[[2]string]*acc{}
+	for _, evs := range byPerson {
+		sort.Slice(evs, func(a, b int) bool {
+			if !evs[a].At.Equal(evs[b].At) {
+				return evs[a].At.Before(evs[b].At)
+			}
+			return strings.ToLower(evs[a].UUID) < strings.ToLower(evs[b].UUID)
+		})
+		var path []refStop
+		flush := func() {
+			p := q.cut(compact(path))
+			for i := 0; i+1 < len(p); i++ {
+				k := [2]string{fmt.Sprintf("%d_%s", i+1, p[i].item), fmt.Sprintf("%d_%s", i+2, p[i+1].item)}
+				if counts[k] == nil {
+					counts[k] = &acc{}
+				}
+				counts[k].n++
+				counts[k].sum += float64(p[i+1].at.Sub(p[i].at).Microseconds()) / 1000
+			}
+			path = nil
+		}
+		for i, e := range evs {
+			if i > 0 && e.At.Sub(evs[i-1].At) >= 30*time.Minute {
+				flush()
+			}
+			item, _ := q.item(e)
+			path = append(path, refStop{item, e.At})
+		}
+		flush()
+	}
+	var out []refEdge
+	for k, a := range counts {
+		if (q.MinWeight > 0 && a.n < q.MinWeight) || (q.MaxWeight > 0 && a.n > q.MaxWeight) {
+			continue
+		}
+		out = append(out, refEdge{k[0], k[1], a.n, a.sum / float64(a.n)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Value != out[j].Value {
+			return out[i].Value > out[j].Value
+		}
+		if out[i].Source != out[j].Source {
+			return out[i].Source < out[j].Source
+		}
+		return out[i].Target < out[j].Target
+	})
+	limit := q.EdgeLimit
+	if limit == 0 {
+		limit = 50
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	if q.MinWeight > 0 || q.MaxWeight > 0 {
+		return out
+	}
+	// Reachability: sources by position, a first item or a kept target.
+	reached := map[string]bool{}
+	keep := map[int]bool{}
+	for pos := 1; pos <= 21; pos++ {
+		for i, e := range out {
+			if strings.HasPrefix(e.Source, fmt.Sprintf("%d_", pos)) && (pos == 1 || reached[e.Source]) {
+				keep[i] = true
+				reached[e.Target] = true
+			}
+		}
+	}
+	var kept []refEdge
+	for i, e := range out {
+		if keep[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept
+}
+
+// compact keeps the last event of each run of one item.
+func compact(path []refStop) []refStop {
+	var out []refStop
+	for i, s := range path {
+		if i+1 < len(path) && path[i+1].item == s.item {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// cut applies the start and end points and the step limit.
+func (q refPaths) cut(p []refStop) []refStop {
+	k := q.StepLimit
+	if k == 0 {
+		k = 5
+	}
+	first := func(p []refStop, item string) int {
+		for i, s := range p {
+			if s.item == item {
+				return i
+			}
+		}
+		return -1
+	}
+	switch {
+	case q.Start != "" && q.End != "":
+		s := first(p, q.Start)
+		if s < 0 {
+			return nil
+		}
+		e := first(p[s+1:], q.End)
+		if e < 0 {
+			return nil
+		}
+		full := p[s : s+1+e+1]
+		if len(full) <= k {
+			return full
+		}
+		h := k / 2
+		out := append([]refStop{}, full[:h]...)
+		out = append(out, refStop{"...", full[h].at})
+		return append(out, full[len(full)-h:]...)
+	case q.Start != "":
+		s := first(p, q.Start)
+		if s < 0 {
+			return nil
+		}
+		return p[s:min(len(p), s+k)]
+	case q.End != "":
+		e := first(p, q.End)
+		if e < 0 {
+			return nil
+		}
+		return p[max(0, e+1-k) : e+1]
+	}
+	return p[:min(len(p), k)]
+}
+
+// params is the request the API takes.
+func (q refPaths) params() map[string]any {
+	m := map[string]any{"insight": "PATHS", "date_from": q.From.Format("2006-01-02T15:04:05Z"),
+		"date_to": q.To.Add(-time.Microsecond).Format("2006-01-02T15:04:05.999999Z")}
+	var types []string
+	if q.Pageviews {
+		types = append(types, "$pageview")
+	}
+	if q.Screens {
+		types = append(types, "$screen")
+	}
+	if q.AllCustom {
+		types = append(types, "custom_event")
+	}
+	if len(types) > 0 {
+		m["include_event_types"] = types
+	}
+	if len(q.Custom) > 0 {
+		m["include_custom_events"] = q.Custom
+	}
+	if len(q.Exclude) > 0 {
+		m["exclude_events"] = q.Exclude
+	}
+	if len(q.Cleaning) > 0 {
+		var rules []map[string]string
+		for _, c := range q.Cleaning {
+			rules = append(rules, map[string]string{"regex": c[0], "alias": c[1]})
+		}
+		m["local_path_cleaning_filters"] = rules
+	}
+	if len(q.Groupings) > 0 {
+		m["path_groupings"] = q.Groupings
+	}
+	if q.Start != "" {
+		m["start_point"] = q.Start
+	}
+	if q.End != "" {
+		m["end_point"] = q.End
+	}
+	if q.StepLimit > 0 {
+		m["step_limit"] = q.StepLimit
+	}
+	if q.EdgeLimit > 0 {
+		m["edge_limit"] = q.EdgeLimit
+	}
+	if q.MinWeight > 0 {
+		m["min_edge_weight"] = q.MinWeight
+	}
+	if q.MaxWeight > 0 {
+		m["max_edge_weight"] = q.MaxWeight
+	}
+	if q.Funnel != nil {
+		f := q.Funnel.filter(nil)
+		f["funnel_step"] = q.FunnelStep
+		m["funnel_filter"] = f
+		m["funnel_paths"] = q.FunnelPaths
+	}
+	return m
+}

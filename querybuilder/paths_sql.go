@@ -1,0 +1,205 @@
+package querybuilder
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Paths statements answer one row per edge: source, target, value and
+// average_conversion_time (milliseconds), ordered and limited.
+var pathsColumns = []string{"source", "target", "value", "average_conversion_time"}
+
+// BuildPaths writes the paths statement, one statement in four steps
+// (analytics.md, Paths):
+//
+//  1. the events read, each with its actor, time (microseconds), uuid and
+//     item: page, screen or event name, cleaned and grouped; excluded
+//     items dropped;
+//  2. per actor, the events sorted by (time, uuid) with arraySort, never
+//     relying on the order rows arrive in (with funnel paths, only those
+//     within the actor's step times);
+//  3. per path: the actor's events split at gaps of 30 minutes
+//     (arraySplit), runs of one item compacted to their last event, cut
+//     at the start and end points and to step_limit items;
+//  4. edges: each path's consecutive items as "{i}_{item}" pairs (ARRAY
+//     JOIN), counted and averaged, filtered by weight, ordered and
+//     limited. Unreachable edges are dropped when shaping (ShapePaths).
+func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
+	if q.clock.loc == nil {
+		return Statement{}, errors.New("querybuilder: paths needs a request that ParsePaths validated")
+	}
+	if err := q.applyFacts(f); err != nil {
+		return Statement{}, err
+	}
+	s := newEventSource(&q.Common, f)
+	perActor := q.perActor(s)
+	if q.Funnel != nil {
+		if err := q.Funnel.applyFacts(f); err != nil {
+			return Statement{}, err
+		}
+		perActor = q.withinFunnel(s, perActor)
+	}
+	edges := "SELECT concat(toString(i), '_', p[i]) AS source, concat(toString(i + 1), '_', p[i + 1]) AS target,\n" +
+		"    (pt[i + 1] - pt[i]) / 1000 AS dt\nFROM (\n" + indent(q.paths(s, perActor)) + "\n)\nARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i"
+	var having []string
+	if q.MinWeight > 0 {
+		having = append(having, "value >= "+s.bind("UInt64", uint64(q.MinWeight)))
+	}
+	if q.MaxWeight > 0 {
+		having = append(having, "value <= "+s.bind("UInt64", uint64(q.MaxWeight)))
+	}
+	sql := "SELECT source, target, count() AS value, avg(dt) AS average_conversion_time\nFROM (\n" + indent(edges) +
+		"\n)\nGROUP BY source, target"
+	if len(having) > 0 {
+		sql += "\nHAVING " + strings.Join(having, " AND ")
+	}
+	sql += "\nORDER BY value DESC, source, target\nLIMIT " + s.bind("UInt64", uint64(q.EdgeLimit))
+	return s.statement(sql), nil
+}
+
+// item is an event's path item before cleaning: a pageview's URL with
+// one trailing slash removed ("/" stays), a screen's name, else the
+// event's name.
+func (q *PathsQuery) item(s *eventSource) string {
+	url := propertyText(&s.scope, "event", "$current_url")
+	screen := propertyText(&s.scope, "event", "$screen_name")
+	return fmt.Sprintf("multiIf(e.event = '$pageview', if(length(%[1]s) > 1 AND endsWith(%[1]s, '/'), substring(%[1]s, 1, length(%[1]s) - 1), %[1]s),\n"+
+		"        e.event = '$screen', %[2]s, e.event)", url, screen)
+}
+
+// itemColumns are the columns computing an event's item: the item after
+// the cleaning rules (each a replace-all with a literal alias), then the
+// groupings (the first matching one replaces it), ending with item.
+func (q *PathsQuery) itemColumns(s *eventSource) []string {
+	item := q.item(s)
+	for _, r := range q.Cleaning {
+		// replaceRegexpAll reads \0-\9 in the replacement as groups:
+		// the alias is literal text, so its backslashes are escaped.
+		item = "replaceRegexpAll(" + item + ", " + s.str(r.Regex) + ", " + s.str(strings.ReplaceAll(r.Alias, `\`, `\\`)) + ")"
+	}
+	if len(q.Groupings) == 0 {
+		return []string{item + " AS item"}
+	}
+	var b strings.Builder
+	b.WriteString("multiIf(")
+	for i, pattern := range q.groupingPatterns() {
+		fmt.Fprintf(&b, "match(item_clean, %s), %s, ", s.str(pattern), s.str(q.Groupings[i]))
+	}
+	b.WriteString("item_clean) AS item")
+	return []string{item + " AS item_clean", b.String()}
+}
+
+// eventCond selects the events paths read (include_event_types and
+// include_custom_events; none of them: every event).
+func (q *PathsQuery) eventCond(s *eventSource) string {
+	var or []string
+	if q.Pageviews {
+		or = append(or, "e.event = '$pageview'")
+	}
+	if q.Screens {
+		or = append(or, "e.event = '$screen'")
+	}
+	if q.AllCustom {
+		or = append(or, "NOT startsWith(e.event, '$')")
+	}
+	if len(q.CustomEvents) > 0 {
+		or = append(or, "e.event IN "+s.bind("Array(String)", q.CustomEvents))
+	}
+	if len(or) == 0 {
+		return ""
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
+}
+
+// perActor is steps 1 and 2: columns a and evs, the actor's events as
+// sorted (time, uuid, item) tuples.
+func (q *PathsQuery) perActor(s *eventSource) string {
+	actor, actorCond := s.actor(q.AggregationGroupTypeIndex)
+	sp := s.rangeSpan()
+	where := []string{"e.team_id = {team:Int64}", sp.sql()}
+	for _, c := range []string{q.eventCond(s), s.cond(andFilters(q.Properties, q.TestAccounts)), actorCond} {
+		if c != "" {
+			where = append(where, c)
+		}
+	}
+	cols := append([]string{actor + " AS a", "toUnixTimestamp64Micro(e.timestamp) AS t", "toUInt128(e.uuid) AS u"}, q.itemColumns(s)...)
+	events := s.selectFrom(cols, q.read(), where)
+	if len(q.Exclude) > 0 {
+		events = "SELECT a, t, u, item\nFROM (\n" + indent(events) + "\n)\nWHERE item NOT IN " + s.bind("Array(String)", q.Exclude)
+	}
+	return "SELECT a, arraySort(groupArray((t, u, item))) AS evs\nFROM (\n" + indent(events) + "\n)\nGROUP BY a"
+}
+
+// withinFunnel keeps, of each actor's events, those around their funnel
+// step: the funnel's actors at funnel_step (reached it, or with a
+// negative step dropped off before it), after their step event, before
+// it (a drop-off: before the end of the window their last step opened),
+// or between the step before and the step.
+func (q *PathsQuery) withinFunnel(s *eventSource, perActor string) string {
+	fb := funnelOn(q.Funnel, s)
+	step := q.FunnelStep
+	var cond, at string
+	if step > 0 {
+		cond, at = fmt.Sprintf("level >= %d", step), fmt.Sprintf("t_%d - 1", step)
+	} else {
+		cond, at = fmt.Sprintf("level = %d", -step-1), fmt.Sprintf("t_%d - 1", -step-1)
+	}
+	lo, hi := "toInt64(-9223372036854775807)", "toInt64(9223372036854775807)"
+	switch q.FunnelPaths {
+	case FunnelPathAfterStep:
+		lo = at
+	case FunnelPathBeforeStep:
+		hi = at
+		if step < 0 {
+			hi = at + " + " + fb.window
+		}
+	case FunnelPathBetweenSteps:
+		lo, hi = fmt.Sprintf("t_%d - 1", step-1), at
+	}
+	actors := "SELECT actor, " + lo + " AS lo, " + hi + " AS hi\nFROM (\n" + indent(fb.actorRows()) + "\n)\nWHERE " + cond
+	return "SELECT pa.a AS a, arrayFilter(x -> x.1 >= fa.lo AND x.1 <= fa.hi, pa.evs) AS evs\nFROM (\n" + indent(perActor) +
+		"\n) AS pa\nINNER JOIN (\n" + indent(actors) + "\n) AS fa ON fa.actor = pa.a"
+}
+
+// paths is step 3: columns p (items) and pt (their times) per path.
+func (q *PathsQuery) paths(s *eventSource, perActor string) string {
+	gap := fmt.Sprint(int64(pathSessionGapMins) * 60 * 1_000_000)
+	split := "SELECT arrayJoin(arraySplit((x, d) -> d >= " + gap + ", evs, arrayDifference(arrayMap(x -> x.1, evs)))) AS path\nFROM (\n" +
+		indent(perActor) + "\n)"
+	// A run of one item keeps its last event.
+	compact := "SELECT arrayFilter((x, i) -> i = length(path) OR x.3 != path[i + 1].3, path, arrayEnumerate(path)) AS c,\n" +
+		"    arrayMap(x -> x.3, c) AS items, arrayMap(x -> x.1, c) AS times\nFROM (\n" + indent(split) + "\n)"
+	k := s.bind("UInt64", uint64(q.StepLimit))
+	var cols []string
+	where := ""
+	switch {
+	case q.Start != "" && q.End != "":
+		start, end := s.bind("String", q.Start), s.bind("String", q.End)
+		half := s.bind("UInt64", uint64(q.StepLimit/2))
+		cols = []string{
+			"indexOf(items, " + start + ") AS si",
+			"indexOf(arraySlice(items, si + 1), " + end + ") AS ei",
+			"arraySlice(items, si, ei + 1) AS full", "arraySlice(times, si, ei + 1) AS full_t",
+			"if(length(full) > " + k + ", arrayConcat(arraySlice(full, 1, " + half + "), ['" + pathEllipsis + "'], arraySlice(full, -" + half + ")), full) AS p",
+			"if(length(full) > " + k + ", arrayConcat(arraySlice(full_t, 1, " + half + "), [full_t[" + half + " + 1]], arraySlice(full_t, -" + half + ")), full_t) AS pt",
+		}
+		where = "si > 0 AND ei > 0"
+	case q.Start != "":
+		cols = []string{"indexOf(items, " + s.bind("String", q.Start) + ") AS si",
+			"arraySlice(items, si, " + k + ") AS p", "arraySlice(times, si, " + k + ") AS pt"}
+		where = "si > 0"
+	case q.End != "":
+		cols = []string{"indexOf(items, " + s.bind("String", q.End) + ") AS ei",
+			"arraySlice(items, greatest(toInt64(ei) - " + k + " + 1, 1), least(ei, " + k + ")) AS p",
+			"arraySlice(times, greatest(toInt64(ei) - " + k + " + 1, 1), least(ei, " + k + ")) AS pt"}
+		where = "ei > 0"
+	default:
+		cols = []string{"arraySlice(items, 1, " + k + ") AS p", "arraySlice(times, 1, " + k + ") AS pt"}
+	}
+	sql := "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM (\n" + indent(compact) + "\n)"
+	if where != "" {
+		sql += "\nWHERE " + where
+	}
+	return sql
+}
