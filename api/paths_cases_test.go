@@ -90,6 +90,10 @@ func TestPathsWorkedByHand(t *testing.T) {
 				q.Exclude = []string{"/c*"}
 			}),
 			[]apiPathEdge{edge("1_/item/*", "2_/item/:id/*", 1, 1), edge("2_/item/:id/*", "3_/pay", 1, 2)}},
+		{"a grouping's %, _ and \\ are literal; * matches newlines too",
+			[]refEvent{pv("u1", "/a_b/1", 0), pv("u1", "/axb/2", 1), pv("u1", "/50%\\off\nnow", 2), pv("u1", "/50x\\off", 3)},
+			with(func(q *refPaths) { q.Groupings = []string{"/a_b*", "/50%\\*"} }),
+			[]apiPathEdge{edge("1_/a_b*", "2_/axb/2", 1, 1), edge("2_/axb/2", "3_/50%\\*", 1, 1), edge("3_/50%\\*", "4_/50x\\off", 1, 1)}},
 		{"an alias is literal text, backslashes and dollars included",
 			[]refEvent{pv("u1", "/a/1", 0), pv("u1", "/b", 1)},
 			with(func(q *refPaths) { q.Cleaning = [][2]string{{`(\d)`, `\1$1`}} }),

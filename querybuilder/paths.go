@@ -3,7 +3,6 @@ package querybuilder
 import (
 	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 )
 
@@ -260,16 +259,19 @@ func (q *PathsQuery) Validate() error {
 	return budget(q.EdgeLimit, "paths", "edge_limit")
 }
 
-// groupingPatterns are the groupings as regular expressions: * matches
-// any run of characters, everything else is literal, anywhere in an item.
+// groupingPatterns are the groupings as LIKE patterns: * matches any run
+// of characters, everything else is literal (%, _ and \ escaped), and a
+// grouping matches anywhere in an item. LIKE rather than a regular
+// expression: the engine matches it several times faster.
 func (q *PathsQuery) groupingPatterns() []string {
+	escape := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	out := make([]string, len(q.Groupings))
 	for i, g := range q.Groupings {
 		parts := strings.Split(g, "*")
 		for j := range parts {
-			parts[j] = regexp.QuoteMeta(parts[j])
+			parts[j] = escape.Replace(parts[j])
 		}
-		out[i] = "(?s)" + strings.Join(parts, ".*")
+		out[i] = "%" + strings.Join(parts, "%") + "%"
 	}
 	return out
 }

@@ -16,15 +16,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -51,7 +46,7 @@ func main() {
 	loaded.Check(err)
 	cases := benchCases(last)
 	fmt.Printf("project %d, last complete day %s, %d rounds after one warm-up round; started %s, load average %s\n\n",
-		*f.Project, env.To, *f.Runs, time.Now().UTC().Format(time.RFC3339), loadAverage())
+		*f.Project, env.To, *f.Runs, time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 
 	type way struct {
 		wall, cpu []time.Duration
@@ -99,7 +94,7 @@ func main() {
 			// (the breakdown's), which favoured the ways that came later.
 			var dh, dg, dw time.Duration
 			ways := []func(){
-				func() { dh = timed(h, func() { httpResult(env, r.c.route, r.body) }) },
+				func() { dh = timed(h, func() { env.HTTPResult(r.c.route, r.body) }) },
 				func() { dg = timed(g, discard(r.gen)) },
 				func() { dw = timed(w, discard(r.hand)) },
 			}
@@ -116,15 +111,15 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
 		fmt.Printf("| %s | %s | %.0f | %s | %.0f | %s | %.0f | %s | %.2f |\n", r.c.name,
-			spread(r.http.wall), loaded.Ms(loaded.Median(r.http.cpu)), spread(r.gw.wall), loaded.Ms(loaded.Median(r.gw.cpu)),
-			spread(r.hw.wall), loaded.Ms(loaded.Median(r.hw.cpu)), ratios(r.ratio), median(r.genRatio))
+			loaded.Spread(r.http.wall), loaded.Ms(loaded.Median(r.http.cpu)), loaded.Spread(r.gw.wall), loaded.Ms(loaded.Median(r.gw.cpu)),
+			loaded.Spread(r.hw.wall), loaded.Ms(loaded.Median(r.hw.cpu)), loaded.Ratios(r.ratio), loaded.MedianOf(r.genRatio))
 	}
-	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loadAverage())
+	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 }
 
 // check fails unless the three ways give the same numbers.
 func check(ctx context.Context, env *loaded.Env, c benchCase, body []byte, gen, hand querybuilder.Statement) {
-	fromHTTP := c.cells(httpResult(env, c.route, body))
+	fromHTTP := c.cells(env.HTTPResult(c.route, body))
 	rows, err := env.Engine.Query(ctx, hand)
 	loaded.Check(err)
 	fromHand := map[string]float64{}
@@ -165,27 +160,6 @@ func equal(a, b map[string]float64) bool {
 	return true
 }
 
-// httpResult posts body to the endpoint with refresh=true and returns
-// the result, read and decoded as a client does.
-func httpResult(env *loaded.Env, route string, body []byte) json.RawMessage {
-	req, _ := http.NewRequest("POST", env.InsightsURL+route+"/?refresh=true", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+env.Key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := env.Client.Do(req)
-	loaded.Check(err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	loaded.Check(err)
-	if resp.StatusCode != 200 {
-		loaded.Check(fmt.Errorf("%s: %d %s", route, resp.StatusCode, b))
-	}
-	var out struct {
-		Result json.RawMessage `json:"result"`
-	}
-	loaded.Check(json.Unmarshal(b, &out))
-	return out.Result
-}
-
 func number(v any) float64 {
 	switch x := v.(type) {
 	case uint64:
@@ -197,29 +171,4 @@ func number(v any) float64 {
 	}
 	loaded.Check(fmt.Errorf("count of type %T", v))
 	return 0
-}
-
-func spread(ds []time.Duration) string {
-	return fmt.Sprintf("%.0f (%.0f-%.0f)", loaded.Ms(loaded.Median(ds)), loaded.Ms(slices.Min(ds)), loaded.Ms(slices.Max(ds)))
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func ratios(xs []float64) string {
-	return fmt.Sprintf("%.2f (%.2f-%.2f)", median(xs), slices.Min(xs), slices.Max(xs))
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }

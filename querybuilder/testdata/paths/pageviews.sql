@@ -1,38 +1,43 @@
 SELECT source, target, count() AS value, avg(dt) AS average_conversion_time
 FROM (
-    SELECT concat(toString(i), '_', p[i]) AS source, concat(toString(i + 1), '_', p[i + 1]) AS target,
-        (pt[i + 1] - pt[i]) / 1000 AS dt
+    SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, d / 1000 AS dt
     FROM (
         SELECT arraySlice(items, 1, {p0:UInt64}) AS p,
             arraySlice(times, 1, {p0:UInt64}) AS pt
         FROM (
-            SELECT arrayFilter((x, i) -> i = length(path) OR x.3 != path[i + 1].3, path, arrayEnumerate(path)) AS c,
-                arrayMap(x -> x.3, c) AS items, arrayMap(x -> x.1, c) AS times
+            SELECT arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,
+                arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times
             FROM (
-                SELECT arrayJoin(arraySplit((x, d) -> d >= 1800000000, evs, arrayDifference(arrayMap(x -> x.1, evs)))) AS path
+                SELECT path_items, path_ts
                 FROM (
-                    SELECT a, arraySort(groupArray((t, u, item))) AS evs
+                    SELECT a, arraySort(t_arrival) AS ts,
+                        if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
+                            arraySort((x, t, u) -> (t, u), i_arrival, t_arrival, u_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
                     FROM (
-                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
-                            toUnixTimestamp64Micro(e.timestamp) AS t,
-                            toUInt128(e.uuid) AS u,
-                            multiIf(e.event = '$pageview', if(length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'), substring(e.mat_current_url, 1, length(e.mat_current_url) - 1), e.mat_current_url),
-                                    e.event = '$screen', e.mat_screen_name, e.event) AS item
-                        FROM events AS e
-                        LEFT JOIN (
-                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
-                        ) AS po ON e.person_id = po.old_person_id
-                        WHERE e.team_id = {team:Int64}
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                          AND (e.event = '$pageview')
+                        SELECT a, groupArray(t) AS t_arrival, groupArray(u) AS u_arrival, groupArray(item) AS i_arrival
+                        FROM (
+                            SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                toUnixTimestamp64Micro(e.timestamp) AS t,
+                                toUInt128(e.uuid) AS u,
+                                if(length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'), substring(e.mat_current_url, 1, length(e.mat_current_url) - 1), e.mat_current_url) AS item
+                            FROM events AS e
+                            LEFT JOIN (
+                                SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                            ) AS po ON e.person_id = po.old_person_id
+                            WHERE e.team_id = {team:Int64}
+                              AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                              AND (e.event = '$pageview')
+                        )
+                        GROUP BY a
                     )
-                    GROUP BY a
                 )
+                ARRAY JOIN arraySplit((x, d) -> d >= 1800000000, items, arrayDifference(ts)) AS path_items,
+                    arraySplit((x, d) -> d >= 1800000000, ts, arrayDifference(ts)) AS path_ts
             )
         )
     )
-    ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i
+    ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d
 )
 GROUP BY source, target
 ORDER BY value DESC, source, target
