@@ -88,7 +88,7 @@ type Kind struct {
 
 // registry is every analysis kind. A new kind adds its line here; its
 // file defines the Kind (see README.md, "Adding an analysis kind").
-var registry = []*Kind{&trendsKind, &funnelKind, &timingKind, &retentionKind, &lifecycleKind, &stickinessKind, &pathsKind}
+var registry = []*Kind{&trendsKind, &funnelKind, &timingKind, &retentionKind, &lifecycleKind, &stickinessKind, &pathsKind, &correlationKind}
 
 // Routes lists the endpoints the registered kinds answer, sorted.
 func Routes() []string {

@@ -267,11 +267,18 @@ func (q *PathsQuery) groupingPatterns() []string {
 	escape := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	out := make([]string, len(q.Groupings))
 	for i, g := range q.Groupings {
-		parts := strings.Split(g, "*")
-		for j := range parts {
-			parts[j] = escape.Replace(parts[j])
+		// Empty parts (a leading, trailing or doubled *) are left out:
+		// "%%" would cost the engine its substring search.
+		var parts []string
+		for _, part := range strings.Split(g, "*") {
+			if part != "" {
+				parts = append(parts, escape.Replace(part))
+			}
 		}
 		out[i] = "%" + strings.Join(parts, "%") + "%"
+		if len(parts) == 0 {
+			out[i] = "%"
+		}
 	}
 	return out
 }

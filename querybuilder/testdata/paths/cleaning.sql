@@ -51,9 +51,9 @@ LIMIT {p8:UInt64}
 -- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
 -- p0 = "/item/\\d+"
 -- p1 = "/item/:id"
--- p2 = "%/item/%%"
+-- p2 = "%/item/%"
 -- p3 = "/item/*"
--- p4 = "%%/cart%%"
+-- p4 = "%/cart%"
 -- p5 = "*/cart*"
 -- p6 = []string{"/item/*"}
 -- p7 = 0x5

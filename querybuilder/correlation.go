@@ -1,0 +1,305 @@
+package querybuilder
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// CorrelationQuery is a funnel correlation request
+// (insights/funnel/correlation): which events, person properties or event
+// properties go with converting in a funnel (analytics.md, Funnel
+// correlation). The funnel is a whole funnel request.
+type CorrelationQuery struct {
+	*FunnelQuery
+
+	// Type is events, properties or event_with_properties.
+	Type string
+	// Names are the person properties (properties; AllNames for $all),
+	// EventNames the events whose properties are items
+	// (event_with_properties); Exclude* are left out.
+	Names, EventNames                                   []string
+	AllNames                                            bool
+	ExcludeNames, ExcludeEvents, ExcludeEventProperties []string
+}
+
+// Correlation types.
+const (
+	CorrelationEvents              = "events"
+	CorrelationProperties          = "properties"
+	CorrelationEventWithProperties = "event_with_properties"
+	correlationTop                 = 10
+	maxCorrelationNames            = 100
+)
+
+// correlationKind answers insights/funnel/correlation.
+var correlationKind = Kind{Name: "correlation", Route: "funnel/correlation", Persons: "funnel/correlation",
+	Parse: func(p Params, env Env) (Query, error) { return ParseCorrelation(p, env) }}
+
+// ParseCorrelation reads a correlation request: a funnel request (without
+// a breakdown) and the correlation's parameters.
+func ParseCorrelation(p Params, env Env) (*CorrelationQuery, error) {
+	f, err := ParseFunnel(p, env)
+	pr := &problems{}
+	q := &CorrelationQuery{FunnelQuery: f, Type: CorrelationEvents}
+	if s, ok := p.str("funnel_correlation_type", pr); ok && s != "" {
+		switch s {
+		case CorrelationEvents, CorrelationProperties, CorrelationEventWithProperties:
+			q.Type = s
+		default:
+			pr.add("funnel_correlation_type", "funnel_correlation_type must be events, properties or event_with_properties; got %q", s)
+		}
+	}
+	if p.present("breakdown") || p.present("breakdowns") {
+		pr.add("breakdown", "funnel correlation takes a funnel without a breakdown")
+	}
+	list := func(name string) []string {
+		l := stringList(p, name, pr)
+		if len(l) > maxCorrelationNames {
+			pr.add(name, "%s holds at most %d names", name, maxCorrelationNames)
+		}
+		return l
+	}
+	for _, n := range list("funnel_correlation_names") {
+		if n == "$all" {
+			q.AllNames = true
+		} else {
+			q.Names = append(q.Names, n)
+		}
+	}
+	q.ExcludeNames = list("funnel_correlation_exclude_names")
+	q.EventNames = list("funnel_correlation_event_names")
+	q.ExcludeEventProperties = list("funnel_correlation_event_exclude_property_names")
+	q.ExcludeEvents = list("funnel_correlation_exclude_event_names")
+	if f != nil {
+		q.projectExclusions(pr)
+	}
+	switch {
+	case q.Type == CorrelationProperties && !q.AllNames && len(q.Names) == 0:
+		pr.add("funnel_correlation_names", "property correlation needs funnel_correlation_names: person properties, or $all")
+	case q.Type == CorrelationEventWithProperties && len(q.EventNames) == 0:
+		pr.add("funnel_correlation_event_names", "event_with_properties correlation needs funnel_correlation_event_names")
+	case q.Type == CorrelationProperties && f != nil && f.AggregationGroupTypeIndex > 0:
+		pr.add("aggregation_group_type_index", "property correlation reads person properties; groups have none here")
+	}
+	return q, errors.Join(err, pr.err())
+}
+
+// projectExclusions adds the project's correlation_config exclusions
+// (excluded_person_property_names, excluded_event_names,
+// excluded_event_property_names) to the request's.
+func (q *CorrelationQuery) projectExclusions(pr *problems) {
+	raw := q.Project.CorrelationConfig
+	if len(raw) == 0 || isNull(raw) {
+		return
+	}
+	var cfg struct {
+		Persons []string `json:"excluded_person_property_names"`
+		Events  []string `json:"excluded_event_names"`
+		Props   []string `json:"excluded_event_property_names"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		pr.add("correlation_config", "the project's correlation_config is not an object of name lists")
+		return
+	}
+	if len(cfg.Persons)+len(cfg.Events)+len(cfg.Props) == 0 {
+		return
+	}
+	q.useSetting("correlation_config", raw)
+	q.ExcludeNames = append(q.ExcludeNames, cfg.Persons...)
+	q.ExcludeEvents = append(q.ExcludeEvents, cfg.Events...)
+	q.ExcludeEventProperties = append(q.ExcludeEventProperties, cfg.Props...)
+}
+
+// Needs implements Query.
+func (q *CorrelationQuery) Needs() Needs { return q.FunnelQuery.Needs() }
+
+// Build implements Query.
+func (q *CorrelationQuery) Build(f Facts) (Statement, error) { return BuildCorrelation(q, f) }
+
+// Shape implements Query.
+func (q *CorrelationQuery) Shape(rows [][]any) (Result, error) { return ShapeCorrelation(q, rows) }
+
+// Decode implements Query.
+func (q *CorrelationQuery) Decode(raw json.RawMessage) (Result, error) {
+	var r CorrelationResult
+	return r, json.Unmarshal(raw, &r)
+}
+
+// CorrelationResult is a correlation's items and whether the funnel's
+// successes and failures are too lopsided to trust them.
+type CorrelationResult struct {
+	Events []CorrelationItem `json:"events"`
+	Skewed bool              `json:"skewed"`
+}
+
+// CorrelationItem is one event, property value or event property value.
+type CorrelationItem struct {
+	Event            CorrelationEvent `json:"event"`
+	SuccessCount     int64            `json:"success_count"`
+	FailureCount     int64            `json:"failure_count"`
+	OddsRatio        float64          `json:"odds_ratio"`
+	CorrelationType  string           `json:"correlation_type"`
+	SuccessPeopleURL string           `json:"success_people_url"`
+	FailurePeopleURL string           `json:"failure_people_url"`
+}
+
+// CorrelationEvent names an item as PostHog did: its name in event.
+type CorrelationEvent struct {
+	Event      string         `json:"event"`
+	Properties map[string]any `json:"properties"`
+	Elements   []any          `json:"elements"`
+}
+
+// Table implements Result: one row per item.
+func (r CorrelationResult) Table() ([]string, [][]string) {
+	rows := make([][]string, len(r.Events))
+	for i, e := range r.Events {
+		rows[i] = []string{e.Event.Event, e.CorrelationType, strconv.FormatInt(e.SuccessCount, 10), strconv.FormatInt(e.FailureCount, 10),
+			strconv.FormatFloat(e.OddsRatio, 'f', -1, 64)}
+	}
+	return []string{"item", "correlation_type", "success_count", "failure_count", "odds_ratio"}, rows
+}
+
+// ShapeCorrelation turns the statement's rows (correlationColumns: the
+// totals row first, item NULL) into the result: odds ratios, the 10
+// strongest items each way.
+func ShapeCorrelation(q *CorrelationQuery, rows [][]any) (CorrelationResult, error) {
+	var total [2]int64
+	type counted struct {
+		name string
+		s, f int64
+	}
+	var items []counted
+	for _, r := range rows {
+		if len(r) != len(correlationColumns) {
+			return CorrelationResult{}, fmt.Errorf("querybuilder: a correlation row has %d columns, want %d", len(r), len(correlationColumns))
+		}
+		s, err1 := asInt(r[1])
+		f, err2 := asInt(r[2])
+		if err := errors.Join(err1, err2); err != nil {
+			return CorrelationResult{}, err
+		}
+		if r[0] == nil {
+			total = [2]int64{int64(s), int64(f)}
+			continue
+		}
+		items = append(items, counted{fmt.Sprint(r[0]), int64(s), int64(f)})
+	}
+	S, F := total[0], total[1]
+	if S == 0 || F == 0 {
+		return CorrelationResult{Events: []CorrelationItem{}, Skewed: true}, nil
+	}
+	res := CorrelationResult{Skewed: float64(S)/float64(F) > 10 || float64(F)/float64(S) > 10, Events: []CorrelationItem{}}
+	threshold := math.Min(25, 0.02*float64(S+F))
+	var success, failure []CorrelationItem
+	base := q.peopleBase("funnel/correlation")
+	for _, it := range items {
+		if float64(it.s+it.f) < threshold || (q.Type == CorrelationEventWithProperties && it.s+it.f <= 2) {
+			continue
+		}
+		ratio := (float64(it.s+1) * float64(F-it.f+1)) / (float64(S-it.s+1) * float64(it.f+1))
+		c := CorrelationItem{Event: CorrelationEvent{Event: it.name, Properties: map[string]any{}, Elements: []any{}},
+			SuccessCount: it.s, FailureCount: it.f, OddsRatio: ratio, CorrelationType: "failure"}
+		sel := q.selection(it.name)
+		sel["funnel_correlation_person_converted"] = "true"
+		c.SuccessPeopleURL = withSelection(base, sel)
+		sel["funnel_correlation_person_converted"] = "false"
+		c.FailurePeopleURL = withSelection(base, sel)
+		if ratio > 1 {
+			c.CorrelationType = "success"
+			success = append(success, c)
+		} else {
+			failure = append(failure, c)
+		}
+	}
+	sort.SliceStable(success, func(i, j int) bool {
+		if success[i].OddsRatio != success[j].OddsRatio {
+			return success[i].OddsRatio > success[j].OddsRatio
+		}
+		return success[i].Event.Event < success[j].Event.Event
+	})
+	sort.SliceStable(failure, func(i, j int) bool {
+		if failure[i].OddsRatio != failure[j].OddsRatio {
+			return failure[i].OddsRatio < failure[j].OddsRatio
+		}
+		return failure[i].Event.Event < failure[j].Event.Event
+	})
+	res.Events = append(res.Events, success[:min(len(success), correlationTop)]...)
+	res.Events = append(res.Events, failure[:min(len(failure), correlationTop)]...)
+	return res, nil
+}
+
+// selection is the persons endpoint's selection of an item: the event
+// (events), the property value (properties), or the event with its
+// property value (event_with_properties), as PostHog's URLs named them.
+func (q *CorrelationQuery) selection(item string) map[string]string {
+	switch q.Type {
+	case CorrelationProperties:
+		key, value, _ := strings.Cut(item, "::")
+		b, _ := json.Marshal([]map[string]any{{"key": key, "value": value, "operator": "exact", "type": "person"}})
+		return map[string]string{"funnel_correlation_property_values": string(b)}
+	case CorrelationEventWithProperties:
+		event, rest, _ := strings.Cut(item, "::")
+		key, value, _ := strings.Cut(rest, "::")
+		b, _ := json.Marshal(map[string]any{"id": event, "type": "events",
+			"properties": []map[string]any{{"key": key, "value": value, "operator": "exact", "type": "event"}}})
+		return map[string]string{"funnel_correlation_person_entity": string(b)}
+	}
+	b, _ := json.Marshal(map[string]any{"id": item, "type": "events"})
+	return map[string]string{"funnel_correlation_person_entity": string(b)}
+}
+
+// itemOf reads an item back from a persons selection.
+func (q *CorrelationQuery) itemOf(sel Params, pr *problems) string {
+	if q.Type == CorrelationProperties {
+		raw, ok := sel.document("funnel_correlation_property_values")
+		var vals []struct {
+			Key   string `json:"key"`
+			Value any    `json:"value"`
+		}
+		if !ok || json.Unmarshal(raw, &vals) != nil || len(vals) != 1 {
+			pr.add("funnel_correlation_property_values", "funnel_correlation_property_values must hold one {key, value}")
+			return ""
+		}
+		return vals[0].Key + "::" + refText(vals[0].Value)
+	}
+	raw, ok := sel.document("funnel_correlation_person_entity")
+	var ent struct {
+		ID         any `json:"id"`
+		Properties []struct {
+			Key   string `json:"key"`
+			Value any    `json:"value"`
+		} `json:"properties"`
+	}
+	if !ok || json.Unmarshal(raw, &ent) != nil || ent.ID == nil {
+		pr.add("funnel_correlation_person_entity", "funnel_correlation_person_entity must be an event: {\"id\": name}")
+		return ""
+	}
+	name := fmt.Sprint(ent.ID)
+	if q.Type == CorrelationEventWithProperties {
+		if len(ent.Properties) != 1 {
+			pr.add("funnel_correlation_person_entity", "funnel_correlation_person_entity must hold one property {key, value}")
+			return ""
+		}
+		return name + "::" + ent.Properties[0].Key + "::" + refText(ent.Properties[0].Value)
+	}
+	return name
+}
+
+// refText is a selection value as items hold it: a string as is, other
+// values as their JSON text.
+func refText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if v == nil {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
