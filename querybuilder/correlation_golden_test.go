@@ -51,7 +51,7 @@ func TestCorrelationRefusesWhatCannotRun(t *testing.T) {
 		`{` + goldenCorrelationFunnel + `, "funnel_correlation_type": "properties"}`:                                                                       "funnel_correlation_names",
 		`{` + goldenCorrelationFunnel + `, "funnel_correlation_type": "event_with_properties"}`:                                                            "funnel_correlation_event_names",
 		`{` + goldenCorrelationFunnel + `, "breakdown": "$browser"}`:                                                                                       "breakdown",
-		`{` + goldenCorrelationFunnel + `, "funnel_correlation_names": 5, "funnel_correlation_type": "properties"}`:                             "funnel_correlation_names",
+		`{` + goldenCorrelationFunnel + `, "funnel_correlation_names": 5, "funnel_correlation_type": "properties"}`:                                        "funnel_correlation_names",
 		`{` + goldenCorrelationFunnel + `, "funnel_correlation_type": "properties", "funnel_correlation_names": ["a"], "aggregation_group_type_index": 1}`: "aggregation_group_type_index",
 		`{"events": [{"id": "a"}]}`: "events",
 	} {
