@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -42,6 +42,9 @@ bench-soak: setup
 
 bench-paths: setup
 	@scripts/bench-paths.sh
+
+bench-correlation: setup
+	@scripts/bench-correlation.sh
 
 lint:
 	gofmt -l . | (! grep .)
