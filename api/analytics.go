@@ -74,7 +74,7 @@ func (s *Server) analyze(route string) gin.HandlerFunc {
 			writeError(c, err)
 			return
 		}
-		a, err := s.prepare(p, kind, params)
+		a, err := s.prepare(c.Request.Context(), p, kind, params)
 		if err != nil {
 			writeError(c, err)
 			return
@@ -112,8 +112,12 @@ type analysis struct {
 
 // prepare parses an analysis request of project p; invalid parameters
 // are a *querybuilder.ValidationError (400).
-func (s *Server) prepare(p *metadata.Project, kind *querybuilder.Kind, params querybuilder.Params) (*analysis, error) {
-	q, err := kind.Parse(params, s.analysisEnv(p))
+func (s *Server) prepare(ctx context.Context, p *metadata.Project, kind *querybuilder.Kind, params querybuilder.Params) (*analysis, error) {
+	env, err := s.entitiesEnv(ctx, p, params)
+	if err != nil {
+		return nil, err
+	}
+	q, err := kind.Parse(params, env)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +138,61 @@ func (s *Server) analysisEnv(p *metadata.Project) querybuilder.Env {
 		project.WeekStartDay = int(p.WeekStartDay.Int64)
 	}
 	return querybuilder.Env{Project: project, Now: time.Now(), Schema: s.cfg.Schema}
+}
+
+// entitiesEnv is analysisEnv with the saved actions and cohorts params
+// names (through the project's test-account filters, actions' steps and
+// cohorts' definitions too), loaded from the store.
+func (s *Server) entitiesEnv(ctx context.Context, p *metadata.Project, params querybuilder.Params) (querybuilder.Env, error) {
+	env := s.analysisEnv(p)
+	actionIDs, cohortIDs := querybuilder.References(params)
+	if len(p.TestAccountFilters) > 0 {
+		_, more := querybuilder.References(querybuilder.Params{"test_account_filters": json.RawMessage(p.TestAccountFilters)})
+		cohortIDs = append(cohortIDs, more...)
+	}
+	if len(actionIDs) > 0 {
+		actions, err := s.store.ActionsByID(ctx, p.ID, actionIDs)
+		if err != nil {
+			return env, err
+		}
+		env.Actions = map[int64]querybuilder.Action{}
+		for id, a := range actions {
+			env.Actions[id] = querybuilder.Action{ID: id, Name: a.Name, Steps: a.Steps, Version: a.Version, Deleted: a.Deleted}
+			_, more := querybuilder.References(querybuilder.Params{"steps": a.Steps})
+			cohortIDs = append(cohortIDs, more...)
+		}
+	}
+	// Cohorts may name cohorts: load them a level at a time.
+	for level := 0; len(cohortIDs) > 0 && level < 5; level++ {
+		var missing []int64
+		for _, id := range cohortIDs {
+			if _, ok := env.Cohorts[id]; !ok {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		cohorts, err := s.store.CohortsByID(ctx, p.ID, missing)
+		if err != nil {
+			return env, err
+		}
+		if env.Cohorts == nil {
+			env.Cohorts = map[int64]querybuilder.Cohort{}
+		}
+		cohortIDs = nil
+		for id, co := range cohorts {
+			env.Cohorts[id] = cohortEnv(co)
+			_, more := querybuilder.References(querybuilder.Params{"groups": co.Groups, "filters": co.Filters})
+			cohortIDs = append(cohortIDs, more...)
+		}
+	}
+	return env, nil
+}
+
+func cohortEnv(co *metadata.Cohort) querybuilder.Cohort {
+	return querybuilder.Cohort{ID: co.ID, Name: co.Name, IsStatic: co.IsStatic, Groups: co.Groups, Filters: co.Filters,
+		Version: co.Version, Deleted: co.Deleted}
 }
 
 // statement reads the engine facts a's statement depends on and builds

@@ -298,6 +298,11 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 			return c, "", Invalid(prefix+"properties", err.Error())
 		}
 	}
+	if name == "$autocapture" || strings.Contains(props, `"$elements"`) {
+		if props, err = withElementsChain(props); err != nil {
+			return c, "", Invalid(prefix+"properties.$elements", err.Error()+".")
+		}
+	}
 	c.Properties = props
 	return c, firstString(we.APIKey, we.Token, we.DollarToken, head.Token, head.DollarToken), nil
 }

@@ -45,7 +45,7 @@ func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.
 		}
 		return err
 	}
-	a, err := s.prepare(p, kind, params)
+	a, err := s.prepare(c.Request.Context(), p, kind, params)
 	if err != nil {
 		return invalid(err)
 	}

@@ -197,7 +197,12 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			return
 		}
 		kind, _ := querybuilder.ForPersons(route)
-		q, err := kind.Parse(params, s.analysisEnv(p))
+		env, err := s.entitiesEnv(c.Request.Context(), p, params)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		q, err := kind.Parse(params, env)
 		if err != nil {
 			writeError(c, err)
 			return

@@ -154,6 +154,8 @@ func (s *Server) Handler() http.Handler {
 	s.userRoutes(api)
 	s.organizationRoutes(api)
 	s.annotationRoutes(api)
+	s.actionRoutes(api)
+	s.cohortRoutes(api)
 	s.eventRoutes(api)
 	s.personsRoutes(api)
 	if s.extraRoutes != nil {
@@ -182,6 +184,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	schedCtx, stopSchedule := context.WithCancel(s.bgCtx)
+	scheduleDone := make(chan struct{})
+	go func() { defer close(scheduleDone); s.runCohortSchedule(schedCtx) }()
+	defer func() { stopSchedule(); <-scheduleDone }()
 	s.log.Info("serving", "addr", ln.Addr().String())
 	select {
 	case err := <-errc:

@@ -29,6 +29,8 @@ var Scopes = []string{
 	"user:read",
 	"organization:read",
 	"person:read", "person:write",
+	"action:read", "action:write",
+	"cohort:read", "cohort:write",
 }
 
 // AllScopes is the scope that grants every other.

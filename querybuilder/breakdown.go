@@ -26,6 +26,16 @@ type Breakdown struct {
 	// Limit is how many values by volume get their own series; the rest
 	// fold into BreakdownOther.
 	Limit int
+	// Cohorts are a cohort breakdown's series (breakdown_type cohort):
+	// an event counts in each of its person's cohorts.
+	Cohorts []cohortSeries
+}
+
+// cohortSeries is one cohort of a cohort breakdown: its value (the id, or
+// "all"), its label and its membership condition (nil for all users).
+type cohortSeries struct {
+	value, label string
+	cond         *PropertyFilter
 }
 
 // BreakdownProp is one property of a breakdown.
@@ -49,13 +59,16 @@ const (
 )
 
 // Breakdown types PostHog defines that insightd cannot compute yet.
-var unsupportedBreakdownTypes = map[string]bool{"cohort": true, "group": true, "hogql": true, "data_warehouse": true}
+var unsupportedBreakdownTypes = map[string]bool{"group": true, "hogql": true, "data_warehouse": true}
 
 // breakdownOptions say what a kind can break down by.
 type breakdownOptions struct {
 	defaultLimit int
 	// multi allows breakdowns (a list); bins breakdown_histogram_bin_count.
 	multi, bins bool
+	// pp, when set, allows cohort breakdowns (their conditions are read
+	// with it).
+	pp *propertyParser
 }
 
 // parseBreakdown reads breakdown (or breakdowns), breakdown_type,
@@ -81,6 +94,9 @@ func parseBreakdown(p Params, o breakdownOptions, pr *problems) *Breakdown {
 		raw, ok := p["breakdown"]
 		if !ok || isNull(raw) {
 			return nil
+		}
+		if t, _ := p.str("breakdown_type", &problems{}); t == "cohort" {
+			return o.cohortBreakdown(unwrapDocument(raw), pr)
 		}
 		if t := bytes.TrimSpace(raw); len(t) > 0 && (t[0] == '[' || t[0] == '{') {
 			pr.add("breakdown", "breakdown must be one property name; cohort lists are not supported yet (use breakdowns for several properties)")
@@ -163,10 +179,78 @@ func attrOr(prefix, name string) string {
 	return name
 }
 
+// cohortBreakdown reads breakdown_type cohort: breakdown a list of
+// cohort ids or "all" (one, or a list). Every listed cohort gets a series.
+func (o breakdownOptions) cohortBreakdown(raw json.RawMessage, pr *problems) *Breakdown {
+	if o.pp == nil {
+		pr.add("breakdown_type", "cohort breakdowns are for trends and funnels")
+		return nil
+	}
+	v, err := decodeValue(raw)
+	list, isList := v.([]any)
+	if err != nil {
+		pr.add("breakdown", "breakdown must be a list of cohort ids or \"all\"")
+		return nil
+	}
+	if !isList {
+		list = []any{v}
+	}
+	if len(list) == 0 || len(list) > maxBreakdownLimit {
+		pr.add("breakdown", "breakdown must list 1 to %d cohorts", maxBreakdownLimit)
+		return nil
+	}
+	b := &Breakdown{Property: "cohort", Type: "cohort", Limit: len(list)}
+	b.Props = []BreakdownProp{{Property: "cohort", Type: "cohort"}}
+	seen := map[string]bool{}
+	for i, item := range list {
+		if s, ok := item.(string); ok && s == "all" {
+			if !seen["all"] {
+				seen["all"] = true
+				b.Cohorts = append(b.Cohorts, cohortSeries{value: "all", label: "all users"})
+			}
+			continue
+		}
+		id, ok := refID(item)
+		if !ok {
+			pr.add("breakdown", "breakdown[%d] must be a cohort id or \"all\"", i)
+			return nil
+		}
+		cond := o.pp.cohortCondition(&PropertyFilter{}, map[string]any{"type": "cohort", "value": json.Number(fmt.Sprint(id))},
+			"breakdown", fmt.Sprintf("breakdown[%d]", i))
+		if cond == nil {
+			return nil
+		}
+		value := fmt.Sprint(id)
+		if !seen[value] {
+			seen[value] = true
+			b.Cohorts = append(b.Cohorts, cohortSeries{value: value, label: cohortLabel(o.pp.saved().cohorts[id]), cond: cond})
+		}
+	}
+	b.Limit = len(b.Cohorts)
+	return b
+}
+
+// cohortValues is an event's cohorts as a list of values (cohort
+// breakdowns).
+func (bd *Breakdown) cohortValues(sc *scope) string {
+	items := make([]string, len(bd.Cohorts))
+	for i, c := range bd.Cohorts {
+		cond := "1"
+		if c.cond != nil {
+			cond = c.cond.sql(sc)
+		}
+		items[i] = "if(" + cond + ", " + sc.str(c.value) + ", '')"
+	}
+	return "arrayFilter(x -> x != '', [" + strings.Join(items, ", ") + "])"
+}
+
 // uses reports whether a property of the breakdown is of typ.
 func (bd *Breakdown) uses(typ string) bool {
 	if bd == nil {
 		return false
+	}
+	if typ == "person" && bd.Cohorts != nil {
+		return true // membership reads the event's person
 	}
 	for _, p := range bd.Props {
 		if p.Type == typ {
@@ -183,7 +267,7 @@ func (bd *Breakdown) multi() bool { return bd != nil && len(bd.Props) > 1 }
 // plain reports a breakdown by one property as it is: its raw text can be
 // grouped on and made the null value afterwards.
 func (bd *Breakdown) plain() bool {
-	return bd != nil && len(bd.Props) == 1 && !bd.Props[0].NormalizeURL && bd.Props[0].Bins == 0
+	return bd != nil && bd.Cohorts == nil && len(bd.Props) == 1 && !bd.Props[0].NormalizeURL && bd.Props[0].Bins == 0
 }
 
 // bins is a single breakdown's number of histogram bins, 0 for none.
@@ -204,6 +288,11 @@ func (bd *Breakdown) rawSQL(sc *scope) string {
 // properties the JSON text of their list. Histogram bins are the trends
 // builder's (they need the series' values).
 func (bd *Breakdown) valueSQL(sc *scope) string {
+	if bd.Cohorts != nil {
+		// An event counts once per cohort of its person: the same
+		// arrayJoin written twice is joined once.
+		return "arrayJoin(" + bd.cohortValues(sc) + ")"
+	}
 	values := make([]string, len(bd.Props))
 	for i, p := range bd.Props {
 		x := propertyText(sc, p.Type, p.Property)
@@ -226,8 +315,13 @@ func nullBreakdown(x string, b *binder) string {
 }
 
 // breakdownLabel is a series label under a breakdown value (as the
-// statement gives it).
-func breakdownLabel(label, value string) string {
+// statement gives it): a cohort's name for cohort breakdowns.
+func (bd *Breakdown) breakdownLabel(label, value string) string {
+	for _, c := range bd.Cohorts {
+		if c.value == value {
+			return label + " - " + c.label
+		}
+	}
 	return label + " - " + displayValue(value)
 }
 
@@ -256,6 +350,12 @@ func valueList(value string) ([]string, bool) {
 // breakdownJSON is a value as results answer it: the list itself for a
 // multiple breakdown, the text otherwise.
 func (bd *Breakdown) breakdownJSON(value string) any {
+	if bd.Cohorts != nil {
+		if n, ok := refID(value); ok {
+			return n // PostHog answers cohort ids as numbers
+		}
+		return value
+	}
 	if bd.multi() {
 		if list, ok := valueList(value); ok {
 			return list

@@ -4,17 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // Entity is one series' source: an event (or all events) with its own
 // math and property conditions.
 type Entity struct {
-	// ID is the event name; AllEvents means id was null (every event).
+	// ID is the event name (an action's id for actions); AllEvents means
+	// id was null (every event).
 	ID        string
 	AllEvents bool
-	// Type is "events"; actions are refused until insightd stores them.
-	Type  string
-	Order int
+	// Type is "events" or "actions". An action's steps are part of
+	// Properties (the conditions the SQL applies); declared holds the
+	// properties as sent, which results echo.
+	Type     string
+	declared *PropertyFilter
+	Order    int
 	// Name and CustomName are as sent; Label says which one a series shows.
 	Name       string
 	CustomName string
@@ -36,6 +41,8 @@ func (e Entity) Label() string {
 	switch {
 	case e.CustomName != "":
 		return e.CustomName
+	case e.Type == "actions":
+		return e.Name
 	case !e.AllEvents:
 		return e.ID
 	}
@@ -44,20 +51,16 @@ func (e Entity) Label() string {
 
 // JSON is the entity as results echo it (a series' action, filter.events).
 func (e Entity) JSON() map[string]any {
-	var id any = e.ID
-	if e.AllEvents {
-		id = nil
-	}
 	name := e.Name
 	if name == "" {
 		name = e.Label()
 	}
 	props := []any{}
-	if e.Properties != nil {
-		props = append(props, e.Properties.JSON())
+	if d := e.echoed(); d != nil {
+		props = append(props, d.JSON())
 	}
 	m := map[string]any{
-		"id": id, "type": e.Type, "order": e.Order, "name": name,
+		"id": e.IDValue(), "type": e.Type, "order": e.Order, "name": name,
 		"custom_name": nullIfEmpty(e.CustomName), "math": e.Math,
 		"math_property": nullIfEmpty(e.MathProperty), "math_group_type_index": nil,
 		"properties": props,
@@ -66,6 +69,27 @@ func (e Entity) JSON() map[string]any {
 		m["math_group_type_index"] = e.MathGroupTypeIndex
 	}
 	return m
+}
+
+// IDValue is the entity's id as PostHog's answers show it: the event's
+// name, null for every event, an action's number.
+func (e Entity) IDValue() any {
+	switch {
+	case e.AllEvents:
+		return nil
+	case e.Type == "actions":
+		n, _ := strconv.ParseInt(e.ID, 10, 64)
+		return n
+	}
+	return e.ID
+}
+
+// echoed is the entity's properties as sent.
+func (e Entity) echoed() *PropertyFilter {
+	if e.Type == "actions" {
+		return e.declared
+	}
+	return e.Properties
 }
 
 func nullIfEmpty(s string) any {
@@ -79,32 +103,29 @@ func nullIfEmpty(s string) any {
 // entity without an order keeps its place in the request).
 func parseEntities(p Params, pp *propertyParser) []Entity {
 	var out []Entity
-	if raw, ok := p.document("actions"); ok {
+	n := 0
+	for _, attr := range []string{"events", "actions"} {
+		raw, ok := p.document(attr)
+		if !ok {
+			continue
+		}
 		var list []json.RawMessage
 		if json.Unmarshal(raw, &list) != nil {
-			pp.pr.add("actions", "actions must be a list")
-		} else if len(list) > 0 {
-			pp.pr.add("actions", "actions are not supported yet: send the events as events")
+			pp.pr.add(attr, "%s must be a list of entities", attr)
+			continue
 		}
-	}
-	raw, ok := p.document("events")
-	if !ok {
-		return nil
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		pp.pr.add("events", "events must be a list of entities")
-		return nil
-	}
-	if len(list) > maxEntities {
-		pp.pr.add("events", "at most %d entities, got %d", maxEntities, len(list))
-		return nil
-	}
-	for i, item := range list {
-		// An entity with a bad field stays, so that the request is not
-		// also told it has no entities; its problems are reported.
-		if e, ok := parseEntity(item, "events", fmt.Sprintf("events[%d]", i), i, pp); ok {
-			out = append(out, e)
+		if n += len(list); n > maxEntities {
+			pp.pr.add(attr, "at most %d entities, got %d", maxEntities, n)
+			return nil
+		}
+		for i, item := range list {
+			// An entity with a bad field stays, so that the request is
+			// not also told it has no entities; its problems are
+			// reported. Entities of actions are actions whatever their
+			// type says.
+			if e, ok := parseEntity(item, attr, fmt.Sprintf("%s[%d]", attr, i), len(out), pp); ok {
+				out = append(out, e)
+			}
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Order < out[b].Order })
@@ -126,12 +147,10 @@ func parseEntity(raw json.RawMessage, attr, path string, index int, pp *property
 	} else if !fp.present("id") {
 		e.AllEvents = true
 	}
-	if t, present := fp.str("type", local); present && t != "events" {
-		if t == "actions" {
-			pp.pr.add(attr, "%s.type: actions are not supported yet", path)
-		} else {
-			pp.pr.add(attr, "%s.type must be events, got %q", path, t)
-		}
+	if t, present := fp.str("type", local); (present && t == "actions") || attr == "actions" {
+		e.Type = "actions"
+	} else if present && t != "events" {
+		pp.pr.add(attr, "%s.type must be events or actions, got %q", path, t)
 	}
 	if n, present := fp.integer("order", local); present {
 		e.Order = int(n)
@@ -152,5 +171,35 @@ func parseEntity(raw json.RawMessage, attr, path string, index int, pp *property
 	if props, present := fields["properties"]; present {
 		e.Properties = pp.parse(props, attr, path+".properties")
 	}
+	if e.Type == "actions" {
+		return pp.action(e, attr, path)
+	}
+	return e, true
+}
+
+// action resolves an entity of type actions: its action (which must
+// exist and not be deleted), its name, its steps as conditions.
+func (pp *propertyParser) action(e Entity, attr, path string) (Entity, bool) {
+	id, ok := refID(e.ID)
+	if !ok || e.AllEvents {
+		pp.pr.add(attr, "%s.id must be an action id", path)
+		return e, false
+	}
+	a, known := pp.saved().actions[id]
+	if !known || a.Deleted {
+		pp.pr.add(attr, "%s: action %d does not exist", path, id)
+		return e, false
+	}
+	e.ID = strconv.FormatInt(id, 10)
+	if e.Name == "" {
+		e.Name = a.Name
+	}
+	pp.saved().useSetting(fmt.Sprintf("action %d version", id), json.RawMessage(strconv.FormatInt(a.Version, 10)))
+	steps, ok := pp.actionFilter(a, attr, path)
+	if !ok {
+		return e, false
+	}
+	e.declared = e.Properties
+	e.Properties = andFilters(e.Properties, steps)
 	return e, true
 }

@@ -28,6 +28,16 @@ type PropertyFilter struct {
 	strs        []string  // exact, is_not, icontains, regex
 	num         float64   // gt, gte, lt, lte
 	from, until time.Time // is_date_*: [from, until); zero until for one instant
+
+	// The parts of an action step (actions.go, selector.go) and cohort
+	// membership (cohorts.go), for the condition types they compile to.
+	elements *elementRule
+	selector []selectorPart
+	cohort   *Cohort
+	behavior *behavior
+	// echo is the condition as sent, for a group compiled from one (an
+	// inline cohort): results show what was sent.
+	echo *PropertyFilter
 }
 
 // operators are the condition operators analytics.md lists.
@@ -42,8 +52,7 @@ const operatorList = "exact, is_not, icontains, not_icontains, regex, not_regex,
 // Property types PostHog defines that insightd cannot filter on yet: a
 // request naming one is refused as a 400 rather than silently widened.
 var unsupportedPropertyTypes = map[string]bool{
-	"group": true, "cohort": true, "element": true, "hogql": true,
-	"static-cohort": true, "precalculated-cohort": true, "data_warehouse": true, "feature": true,
+	"group": true, "element": true, "hogql": true, "data_warehouse": true, "feature": true,
 	"recording": true, "log_entry": true, "data_warehouse_person_property": true,
 }
 
@@ -56,12 +65,22 @@ const (
 
 // propertyParser reads property documents for one request.
 type propertyParser struct {
-	clock clock
-	pr    *problems
-	count int
+	// common is the request being read: its saved actions and cohorts,
+	// and the settings its answer depends on.
+	common *Common
+	clock  clock
+	pr     *problems
+	count  int
 	// relative, if set, collects what relative date values (-7d) resolved
 	// to: the answer depends on the clock through them.
 	relative *[]time.Time
+	// defaultType is the type of a condition that names none ("event";
+	// "person" inside cohort definitions); depth counts cohorts inside
+	// cohorts; behavioural allows behavioural conditions (a cohort's
+	// calculation).
+	defaultType string
+	depth       int
+	behavioural bool
 }
 
 // parse reads a document: a list of conditions and groups (ANDed), a
@@ -200,6 +219,23 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 		return nil
 	}
 	c := &PropertyFilter{Type: "event", Operator: "exact", Value: x["value"]}
+	if pp.defaultType != "" {
+		c.Type = pp.defaultType
+	}
+	if n, present := x["negation"]; present && n != nil {
+		b, isBool := n.(bool)
+		if !isBool {
+			pp.pr.add(attr, "%s.negation must be true or false", path)
+			return nil
+		}
+		c.Negation = b
+	}
+	switch x["type"] {
+	case "cohort", "static-cohort", "precalculated-cohort":
+		return pp.cohortCondition(c, x, attr, path)
+	case condBehavioral:
+		return pp.behaviorCondition(c, x, attr, path)
+	}
 	ok := true
 	if t, present := x["type"]; present && t != nil {
 		s, isStr := t.(string)
@@ -210,7 +246,7 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 			pp.pr.add(attr, "%s.type: %s properties are not supported yet; use event, person or session", path, s)
 			ok = false
 		default:
-			pp.pr.add(attr, "%s.type must be event, person or session, got %v", path, t)
+			pp.pr.add(attr, "%s.type must be event, person, session or cohort, got %v", path, t)
 			ok = false
 		}
 	}
@@ -235,14 +271,6 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 		} else {
 			c.Operator = s
 		}
-	}
-	if n, present := x["negation"]; present && n != nil {
-		b, isBool := n.(bool)
-		if !isBool {
-			pp.pr.add(attr, "%s.negation must be true or false", path)
-			ok = false
-		}
-		c.Negation = b
 	}
 	if ok && !pp.resolveValue(c, attr, path) {
 		ok = false
@@ -382,7 +410,7 @@ func (f *PropertyFilter) usesPersons() bool {
 		return false
 	}
 	if f.Group == "" {
-		return f.Type == "person"
+		return f.Type == "person" || f.Type == condCohort
 	}
 	for _, v := range f.Values {
 		if v.usesPersons() {
@@ -397,7 +425,14 @@ func (f *PropertyFilter) JSON() any {
 	if f == nil {
 		return map[string]any{"type": "AND", "values": []any{}}
 	}
+	if e, ok := f.echoJSON(); ok {
+		return e
+	}
 	if f.Group == "" {
+		switch f.Type {
+		case condEvent, condURL, condElement, condSelector:
+			return map[string]any{"type": f.Type, "key": f.Key, "value": f.strs, "operator": f.Operator, "element": fmt.Sprint(f.elements)}
+		}
 		m := map[string]any{"key": f.Key, "value": f.Value, "operator": f.Operator, "type": f.Type}
 		if f.Negation {
 			m["negation"] = true
@@ -460,13 +495,22 @@ func (f *PropertyFilter) sql(sc *scope) string {
 				parts = append(parts, s)
 			}
 		}
+		var g string
 		switch len(parts) {
 		case 0:
-			return ""
+			if !f.Negation {
+				return ""
+			}
+			g = "1"
 		case 1:
-			return parts[0]
+			g = parts[0]
+		default:
+			g = "(" + strings.Join(parts, " "+f.Group+" ") + ")"
 		}
-		return "(" + strings.Join(parts, " "+f.Group+" ") + ")"
+		if f.Negation {
+			g = "NOT (" + g + ")"
+		}
+		return g
 	}
 	s := f.conditionSQL(sc)
 	if f.Negation {
@@ -477,6 +521,27 @@ func (f *PropertyFilter) sql(sc *scope) string {
 
 func (f *PropertyFilter) conditionSQL(sc *scope) string {
 	b := sc.binder
+	switch f.Type {
+	case condEvent:
+		return "e.event = " + b.str(f.strs[0])
+	case condURL:
+		url := propertyText(sc, "event", "$current_url")
+		switch f.Operator {
+		case "exact":
+			return url + " = " + b.str(f.strs[0])
+		case "regex":
+			return "match(" + url + ", " + b.str(f.strs[0]) + ")"
+		}
+		return "position(" + url + ", " + b.str(f.strs[0]) + ") > 0"
+	case condElement:
+		return f.elements.sql(sc)
+	case condSelector:
+		return selectorSQL(f.selector, sc)
+	case condCohort:
+		return f.cohortSQL(sc)
+	case condBehavioral:
+		return f.behaviorSQL(sc)
+	}
 	switch f.Operator {
 	case "is_set", "is_not_set":
 		set := "JSONType(e.properties, " + b.str(f.Key) + ") != 'Null'"

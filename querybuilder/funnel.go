@@ -121,7 +121,7 @@ func parseFunnel(p Params, env Env, timing bool) (*FunnelQuery, error) {
 		}
 	}
 	q.Exclusions = parseExclusions(p, pp)
-	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: funnelBreakdownLimit, multi: true}, pr)
+	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: funnelBreakdownLimit, multi: true, pp: pp}, pr)
 	if s, ok := p.str("breakdown_attribution_type", pr); ok && s != "" {
 		switch s {
 		case attributionFirstTouch, attributionLastTouch, attributionStep:
@@ -312,7 +312,7 @@ func (q *FunnelQuery) Validate() error {
 
 // sameDefinition reports whether two entities select the same events.
 func sameDefinition(a, b Entity) bool {
-	if a.AllEvents != b.AllEvents || a.ID != b.ID {
+	if a.AllEvents != b.AllEvents || a.ID != b.ID || a.Type != b.Type {
 		return false
 	}
 	ja, _ := json.Marshal(a.Properties.JSON())

@@ -44,6 +44,11 @@ func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 	if step < 0 {
 		cond = "level = " + s.bind("UInt8", uint8(-step-1))
 	}
+	if broken && q.Breakdown.Cohorts != nil {
+		// Every listed cohort is a series: no ranking, no other.
+		cond += " AND has(JSONExtract(breakdown_value, 'Array(String)'), " + s.str(value) + ")"
+		broken = false
+	}
 	if broken {
 		ranked := "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" +
 			indent("SELECT *, count() OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n"+indent(rows)+"\n)") + "\n)"

@@ -178,10 +178,7 @@ func shapeFunnelSteps(q *FunnelQuery, rows [][]any) (Result, error) {
 func funnelSteps(q *FunnelQuery, sr stepRow, broken bool) []FunnelStep {
 	steps := make([]FunnelStep, len(q.Steps))
 	for i, e := range q.Steps {
-		var id any = e.ID
-		if e.AllEvents {
-			id = nil
-		}
+		id := e.IDValue()
 		name := e.Name
 		switch {
 		case name != "":

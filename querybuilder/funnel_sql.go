@@ -214,6 +214,11 @@ func (fb *funnelBuilder) breakdownValue() string {
 	if fb.q.Breakdown == nil || fb.q.Viz == VizTimeToConvert || fb.q.Viz == VizTiming {
 		return ""
 	}
+	if fb.q.Breakdown.Cohorts != nil {
+		// The person's cohorts, the same on each of their events: the
+		// attributed list is joined into one row per cohort in final.
+		return "toJSONString(" + fb.q.Breakdown.cohortValues(&fb.s.scope) + ")"
+	}
 	return fb.q.Breakdown.valueSQL(&fb.s.scope)
 }
 
@@ -230,6 +235,9 @@ func (fb *funnelBuilder) bucketKey(t string) string {
 // final is step 4: the visualisation's aggregate over the attempts.
 func (fb *funnelBuilder) final(attempts string) string {
 	base := "SELECT *\nFROM (\n" + indent(attempts) + "\n)\nWHERE level > 0 AND NOT excluded"
+	if fb.breakdownValue() != "" && fb.q.Breakdown.Cohorts != nil {
+		base = "SELECT * REPLACE (arrayJoin(JSONExtract(breakdown_value, 'Array(String)')) AS breakdown_value)\nFROM (\n" + indent(base) + "\n)"
+	}
 	switch fb.q.Viz {
 	case VizTrends:
 		return fb.finalTrends(fb.folded(base))

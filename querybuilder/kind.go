@@ -17,6 +17,11 @@ type Env struct {
 	Now time.Time
 	// Schema names the tables; the zero value is DefaultSchema.
 	Schema Schema
+	// Actions and Cohorts are the project's saved definitions the request
+	// names (References), by id; deleted ones included, so that naming
+	// one is told apart from naming nothing.
+	Actions map[int64]Action
+	Cohorts map[int64]Cohort
 }
 
 // Facts are what a statement depends on that only the events engine

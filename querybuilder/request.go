@@ -114,6 +114,10 @@ type Common struct {
 	settings map[string]json.RawMessage
 	// raw is the request as sent, for the people URLs of its result.
 	raw Params
+	// actions and cohorts are the saved definitions the request may name
+	// (Env), by id.
+	actions map[int64]Action
+	cohorts map[int64]Cohort
 }
 
 // useSetting records that the request applies a project setting (path
@@ -144,7 +148,7 @@ func newCommon(env Env, pr *problems) Common {
 		ws = time.Monday
 	}
 	return Common{Project: project, Now: now, Schema: env.Schema.orDefault(), Interval: IntervalDay,
-		clock: clock{now: now.In(loc), loc: loc, weekStart: ws}}
+		clock: clock{now: now.In(loc), loc: loc, weekStart: ws}, actions: env.Actions, cohorts: env.Cohorts}
 }
 
 // Base implements Query.
@@ -170,7 +174,7 @@ func (c *Common) applyFacts(f Facts) error {
 
 // properties is a parser of property documents in the request's clock.
 func (c *Common) properties(pr *problems) *propertyParser {
-	return &propertyParser{clock: c.clock, pr: pr, relative: &c.relative}
+	return &propertyParser{common: c, clock: c.clock, pr: pr, relative: &c.relative}
 }
 
 // RelativeInstants are what relative dates in the request's property

@@ -16,16 +16,19 @@ type Schema struct {
 	// EventUUIDs records the uuids of stored events (ingestion's
 	// deduplication).
 	EventUUIDs string
+	// CohortPeople holds the computed members of cohorts, by version.
+	CohortPeople string
 }
 
 // DefaultSchema is the single-node layout migrations/clickhouse creates.
 func DefaultSchema() Schema {
 	return Schema{
-		Events:      "events",
-		Persons:     "persons",
-		DistinctIDs: "person_distinct_id",
-		Overrides:   "person_overrides",
-		EventUUIDs:  "event_uuids",
+		Events:       "events",
+		Persons:      "persons",
+		DistinctIDs:  "person_distinct_id",
+		Overrides:    "person_overrides",
+		EventUUIDs:   "event_uuids",
+		CohortPeople: "cohort_people",
 	}
 }
 

@@ -39,13 +39,19 @@ type scope struct {
 	person func(expr string) string
 	// session reads a session property (a key of sessionKeys) as text.
 	session func(key string) string
+	// personID is the person an event belongs to; behavior, in a cohort's
+	// calculation, the count column of a behavioural condition; schema
+	// names the tables.
+	personID func() string
+	behavior func(b *behavior) string
+	schema   Schema
 }
 
 // newEventSource starts a statement of request c: the team and timezone
 // parameters every event read uses are bound.
 func newEventSource(c *Common, f Facts) *eventSource {
 	s := &eventSource{c: c, facts: f, schema: c.Schema.orDefault()}
-	s.scope = scope{binder: newBinder(), person: s.personColumn, session: s.sessionColumn}
+	s.scope = scope{binder: newBinder(), person: s.personColumn, session: s.sessionColumn, personID: s.personID, schema: s.schema}
 	s.named("team", "Int64", c.Project.ID)
 	s.named("tz", "String", c.clock.loc.String())
 	return s
@@ -141,8 +147,8 @@ func (s *eventSource) personJoin() string {
 // eventIs is the condition that an event is the entity's event ("" for
 // all events).
 func (s *eventSource) eventIs(e Entity) string {
-	if e.AllEvents {
-		return ""
+	if e.AllEvents || e.Type == "actions" {
+		return "" // an action's events are its conditions
 	}
 	return "e.event = " + s.str(e.ID)
 }

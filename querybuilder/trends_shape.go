@@ -315,7 +315,7 @@ func (sh *shaper) shape() TrendsResult {
 			for _, bd := range values {
 				label := e.Label()
 				if q.Breakdown != nil {
-					label = breakdownLabel(label, bd)
+					label = q.Breakdown.breakdownLabel(label, bd)
 				}
 				out = append(out, sh.finish(e.JSON(), label, sh.raw(i, p, bd), p, bd, i))
 			}

@@ -1,0 +1,301 @@
+package metadata
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Cohort is a saved set of persons (analytics.md, Entities); see
+// migrations/postgres/0004. Version is the computed membership analyses
+// read; PendingVersion the last one asked for.
+type Cohort struct {
+	ID                int64           `db:"id"`
+	ProjectID         int64           `db:"project_id"`
+	Name              string          `db:"name"`
+	Description       string          `db:"description"`
+	Groups            json.RawMessage `db:"groups"`
+	Filters           json.RawMessage `db:"filters"`
+	IsStatic          bool            `db:"is_static"`
+	Deleted           bool            `db:"deleted"`
+	Version           int64           `db:"version"`
+	PendingVersion    int64           `db:"pending_version"`
+	Count             sql.NullInt64   `db:"count"`
+	IsCalculating     bool            `db:"is_calculating"`
+	LastCalculation   sql.NullTime    `db:"last_calculation"`
+	ErrorsCalculating int             `db:"errors_calculating"`
+	LastError         sql.NullString  `db:"last_error"`
+	CreatedAt         time.Time       `db:"created_at"`
+	UpdatedAt         time.Time       `db:"updated_at"`
+	CreatedBy         *User           `db:"-"`
+}
+
+type cohortRow struct {
+	Cohort
+	CreatedBy userRef `db:"created_by"`
+	Total     int     `db:"total"`
+}
+
+func (r *cohortRow) cohort() Cohort {
+	c := r.Cohort
+	c.CreatedBy = r.CreatedBy.user()
+	return c
+}
+
+var cohortSelect = `SELECT c.id, c.project_id, c.name, c.description, c.groups, c.filters, c.is_static, c.deleted, c.version,
+	c.pending_version, c.count, c.is_calculating, c.last_calculation, c.errors_calculating, c.last_error, c.created_at, c.updated_at, ` +
+	userColumns("u", "created_by")
+
+const cohortJoins = ` FROM cohorts c LEFT JOIN users u ON u.id = c.created_by`
+
+// ListCohorts returns one page of the project's cohorts that are not
+// deleted, newest first, and the total.
+func (s *Store) ListCohorts(ctx context.Context, projectID int64, limit, offset int) ([]Cohort, int, error) {
+	var rows []cohortRow
+	if err := s.db.SelectContext(ctx, &rows, cohortSelect+", count(*) OVER () AS total"+cohortJoins+
+		" WHERE c.project_id = $1 AND NOT c.deleted ORDER BY c.id DESC LIMIT $2 OFFSET $3", projectID, limit, offset); err != nil {
+		return nil, 0, err
+	}
+	out := make([]Cohort, len(rows))
+	total := 0
+	for k := range rows {
+		out[k], total = rows[k].cohort(), rows[k].Total
+	}
+	if len(rows) == 0 && offset > 0 {
+		err := s.db.GetContext(ctx, &total, "SELECT count(*) FROM cohorts c WHERE c.project_id = $1 AND NOT c.deleted", projectID)
+		return out, total, err
+	}
+	return out, total, nil
+}
+
+// GetCohort returns one of the project's cohorts, deleted or not.
+func (s *Store) GetCohort(ctx context.Context, projectID, id int64) (*Cohort, error) {
+	return s.cohortWhere(ctx, nil, "c.project_id = $1 AND c.id = $2", projectID, id)
+}
+
+// CohortsByID returns the project's cohorts with these ids, deleted ones
+// included, by id.
+func (s *Store) CohortsByID(ctx context.Context, projectID int64, ids []int64) (map[int64]*Cohort, error) {
+	out := map[int64]*Cohort{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []cohortRow
+	if err := s.db.SelectContext(ctx, &rows, cohortSelect+cohortJoins+" WHERE c.project_id = $1 AND c.id = ANY($2)",
+		projectID, pq.Array(ids)); err != nil {
+		return nil, err
+	}
+	for k := range rows {
+		c := rows[k].cohort()
+		out[c.ID] = &c
+	}
+	return out, nil
+}
+
+func (s *Store) cohortWhere(ctx context.Context, tx *sqlx.Tx, where string, args ...any) (*Cohort, error) {
+	var row cohortRow
+	if err := s.getOne(ctx, tx, &row, cohortSelect+cohortJoins+" WHERE "+where, args...); err != nil {
+		return nil, err
+	}
+	c := row.cohort()
+	return &c, nil
+}
+
+// CreateCohort creates a cohort with the given fields (ParseCohortInput;
+// name required), its static persons' distinct ids if any, and asks for
+// its first calculation (PendingVersion 1).
+func (s *Store) CreateCohort(ctx context.Context, p *Project, userID int64, in CohortInput, distinctIDs []string) (*Cohort, error) {
+	if _, ok := in.Values["name"]; !ok {
+		return nil, &ValidationError{Attr: "name", Detail: "This field is required."}
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	cols := []string{"project_id", "created_by", "pending_version", "is_calculating"}
+	args := []any{p.ID, userID, 1, true}
+	for _, f := range cohortFields {
+		if v, ok := in.Values[f.name]; ok {
+			cols = append(cols, f.name)
+			args = append(args, dbValue(v))
+		}
+	}
+	var id int64
+	if err := tx.QueryRowContext(ctx, "INSERT INTO cohorts ("+strings.Join(cols, ", ")+") VALUES ("+
+		placeholders(len(args))+") RETURNING id", args...).Scan(&id); err != nil {
+		return nil, err
+	}
+	if err := addStaticPeople(ctx, tx, id, distinctIDs); err != nil {
+		return nil, err
+	}
+	c, err := s.cohortWhere(ctx, tx, "c.id = $1", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := logActivity(ctx, tx, cohortActivity(p, c, userID, "created", nil)); err != nil {
+		return nil, err
+	}
+	return c, tx.Commit()
+}
+
+// UpdateCohort applies the given fields and adds static persons; a change
+// of definition or persons asks for a recalculation. A deleted cohort
+// can only be restored.
+func (s *Store) UpdateCohort(ctx context.Context, p *Project, userID, id int64, in CohortInput, distinctIDs []string) (*Cohort, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	before, err := s.cohortWhere(ctx, tx, "c.project_id = $1 AND c.id = $2 FOR UPDATE OF c", p.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if before.Deleted && in.Values["deleted"] != false {
+		return nil, ErrNotFound
+	}
+	sets, args, changes := changedFields("Cohort", cohortFields, before, in.Values)
+	for i := range args {
+		args[i] = dbValue(args[i])
+	}
+	recalc := len(distinctIDs) > 0
+	for _, ch := range changes {
+		recalc = recalc || ch.Field == "groups" || ch.Field == "filters"
+	}
+	if recalc {
+		sets = append(sets, "pending_version = pending_version + 1", "is_calculating = true")
+	}
+	if len(sets) == 0 {
+		return before, nil
+	}
+	args = append(args, id)
+	query := fmt.Sprintf("UPDATE cohorts SET %s, updated_at = now() WHERE id = $%d", strings.Join(sets, ", "), len(args))
+	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+		return nil, err
+	}
+	if err := addStaticPeople(ctx, tx, id, distinctIDs); err != nil {
+		return nil, err
+	}
+	after, err := s.cohortWhere(ctx, tx, "c.id = $1", id)
+	if err != nil {
+		return nil, err
+	}
+	activity := "updated"
+	switch {
+	case after.Deleted && !before.Deleted:
+		activity = "deleted"
+	case before.Deleted && !after.Deleted:
+		activity = "restored"
+	}
+	if len(changes) > 0 || recalc {
+		if err := logActivity(ctx, tx, cohortActivity(p, after, userID, activity, changes)); err != nil {
+			return nil, err
+		}
+	}
+	return after, tx.Commit()
+}
+
+// RequestCohortCalculation asks for a recalculation (PendingVersion + 1)
+// and returns the cohort.
+func (s *Store) RequestCohortCalculation(ctx context.Context, projectID, id int64) (*Cohort, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE cohorts SET pending_version = pending_version + 1, is_calculating = true
+		WHERE project_id = $1 AND id = $2 AND NOT deleted`, projectID, id)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, ErrNotFound
+	}
+	return s.GetCohort(ctx, projectID, id)
+}
+
+// CohortsToCalculate are the cohorts (of every project) whose asked-for
+// version is not computed yet, oldest request first.
+func (s *Store) CohortsToCalculate(ctx context.Context, limit int) ([]Cohort, error) {
+	var rows []cohortRow
+	err := s.db.SelectContext(ctx, &rows, cohortSelect+cohortJoins+
+		" WHERE NOT c.deleted AND c.pending_version > c.version ORDER BY c.updated_at LIMIT $1", limit)
+	out := make([]Cohort, len(rows))
+	for k := range rows {
+		out[k] = rows[k].cohort()
+	}
+	return out, err
+}
+
+// BehaviouralCohortsDue asks for a recalculation of the dynamic cohorts
+// last computed before since (those whose members depend on the clock
+// are recalculated on this schedule; it asks for all dynamic ones, which
+// costs little for property-only cohorts).
+func (s *Store) BehaviouralCohortsDue(ctx context.Context, since time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE cohorts SET pending_version = version + 1, is_calculating = true
+		WHERE NOT deleted AND NOT is_static AND pending_version = version AND last_calculation < $1
+		  AND filters::text LIKE '%behavioral%'`, since)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// CohortCalculated records a finished calculation: version (unless a
+// later one is recorded already) and the count.
+func (s *Store) CohortCalculated(ctx context.Context, id, version, count int64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE cohorts SET version = greatest(version, $2), count = $3, last_calculation = now(),
+		is_calculating = pending_version > greatest(version, $2), last_error = NULL WHERE id = $1`, id, version, count)
+	return err
+}
+
+// CohortCalculationFailed records a failed calculation; the cohort keeps
+// its last members.
+func (s *Store) CohortCalculationFailed(ctx context.Context, id, version int64, cause string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE cohorts SET errors_calculating = errors_calculating + 1, last_error = $3,
+		pending_version = version, is_calculating = false WHERE id = $1 AND pending_version = $2`,
+		id, version, truncate(cause, 1000))
+	return err
+}
+
+// StaticPeople are a static cohort's listed distinct ids.
+func (s *Store) StaticPeople(ctx context.Context, id int64) ([]string, error) {
+	var ids []string
+	err := s.db.SelectContext(ctx, &ids, "SELECT distinct_id FROM cohort_static_people WHERE cohort_id = $1 ORDER BY distinct_id", id)
+	return ids, err
+}
+
+func addStaticPeople(ctx context.Context, tx *sqlx.Tx, cohortID int64, ids []string) error {
+	for start := 0; start < len(ids); start += 5000 {
+		chunk := ids[start:min(start+5000, len(ids))]
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cohort_static_people (cohort_id, distinct_id)
+			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, cohortID, pq.Array(chunk)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+func cohortActivity(p *Project, c *Cohort, userID int64, activity string, changes []Change) Activity {
+	return Activity{OrganizationID: p.OrganizationID, ProjectID: &c.ProjectID, Scope: "Cohort", ItemID: fmt.Sprint(c.ID),
+		Activity: activity, UserID: userID, Detail: ActivityDetail{Name: c.Name, Changes: changes}}
+}
+
+// ProjectByID returns a project whoever asks (background work of the
+// server's own, such as cohort calculations).
+func (s *Store) ProjectByID(ctx context.Context, id int64) (*Project, error) {
+	var p Project
+	if err := s.getOne(ctx, nil, &p, `SELECT `+projectColumns+`, 0 AS membership_level FROM projects p WHERE p.id = $1`, id); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

@@ -1,0 +1,246 @@
+package querybuilder
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cohort is a saved set of persons as analyses use it (analytics.md,
+// Entities), handed in by the caller in Env. Dynamic cohorts are defined
+// by Groups (the legacy form: OR of groups of person conditions) or
+// Filters ({properties: AND/OR groups of person and behavioural
+// conditions}); static ones list their persons. Version is the computed
+// membership analyses read (cohort_people); 0 when none is computed yet.
+type Cohort struct {
+	ID       int64
+	Name     string
+	IsStatic bool
+	Groups   json.RawMessage
+	Filters  json.RawMessage
+	Version  int64
+	Deleted  bool
+}
+
+// Condition types of cohorts: membership in a computed cohort, and a
+// behavioural condition of a cohort's definition.
+const (
+	condCohort     = "cohort"
+	condBehavioral = "behavioral"
+)
+
+// cohortDepth bounds cohorts naming cohorts.
+const cohortDepth = 4
+
+// behavior is a behavioural condition: the person did Event at least
+// (gte), at most (lte) or exactly Count times in the last Within.
+type behavior struct {
+	Event  string
+	Op     string
+	Count  int64
+	Within time.Duration
+}
+
+// cohortCondition reads {type: cohort, value: id}: a property-only
+// dynamic cohort becomes its person conditions, inline (current as the
+// persons are); any other reads its computed members.
+func (pp *propertyParser) cohortCondition(c *PropertyFilter, x map[string]any, attr, path string) *PropertyFilter {
+	id, ok := refID(x["value"])
+	if !ok {
+		if n, isNum := x["value"].(json.Number); isNum {
+			id, ok = refID(n)
+		}
+	}
+	if !ok {
+		pp.pr.add(attr, "%s.value must be a cohort id", path)
+		return nil
+	}
+	co, known := pp.saved().cohorts[id]
+	if !known || co.Deleted {
+		pp.pr.add(attr, "%s: cohort %d does not exist", path, id)
+		return nil
+	}
+	c.Key, c.Value, c.Type = "id", id, condCohort
+	if !co.IsStatic && pp.depth < cohortDepth {
+		if f, inline := pp.cohortDefinition(co, attr, path, false); inline {
+			def, _ := json.Marshal([]any{co.Groups, co.Filters})
+			pp.saved().useSetting(fmt.Sprintf("cohort %d definition", id), def)
+			if f == nil {
+				f = &PropertyFilter{Group: "AND"} // every person
+			}
+			g := &PropertyFilter{Group: "AND", Values: []*PropertyFilter{f}, Negation: c.Negation, echo: c}
+			return g
+		}
+	}
+	if co.Version == 0 {
+		pp.pr.add(attr, "%s: cohort %d is still being calculated; try again shortly", path, id)
+		return nil
+	}
+	pp.saved().useSetting(fmt.Sprintf("cohort %d version", id), json.RawMessage(strconv.FormatInt(co.Version, 10)))
+	c.cohort = &co
+	return c
+}
+
+// saved is the request whose saved definitions conditions may name; a
+// parser of a bare document (tests, tools) has none.
+func (pp *propertyParser) saved() *Common {
+	if pp.common == nil {
+		pp.common = &Common{}
+	}
+	return pp.common
+}
+
+// cohortDefinition parses a dynamic cohort's definition with person
+// conditions as the default type. inline reports that it has only person
+// conditions (and inline cohorts), so that analyses can apply it as a
+// person filter; behavioural allows behavioural conditions (computing the
+// membership), which make a definition not inline.
+func (pp *propertyParser) cohortDefinition(co Cohort, attr, path string, behavioural bool) (f *PropertyFilter, inline bool) {
+	sub := &propertyParser{common: pp.common, clock: pp.clock, pr: &problems{}, relative: pp.relative, defaultType: "person",
+		depth: pp.depth + 1, behavioural: behavioural}
+	if len(co.Filters) > 0 && !isNull(co.Filters) {
+		var fl struct {
+			Properties json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(co.Filters, &fl) == nil && len(fl.Properties) > 0 {
+			f = sub.parse(fl.Properties, attr, fmt.Sprintf("%s (cohort %d)", path, co.ID))
+		}
+	} else {
+		var groups []struct {
+			Properties json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(co.Groups, &groups); err != nil {
+			sub.pr.add(attr, "%s: cohort %d has groups that cannot be read", path, co.ID)
+		}
+		or := &PropertyFilter{Group: "OR"}
+		for i, g := range groups {
+			gf := sub.parse(g.Properties, attr, fmt.Sprintf("%s (cohort %d group %d)", path, co.ID, i))
+			if gf == nil {
+				gf = &PropertyFilter{Group: "AND"}
+			}
+			or.Values = append(or.Values, gf)
+		}
+		if len(or.Values) > 0 {
+			f = or
+		}
+	}
+	for _, e := range sub.pr.errs {
+		pp.pr.errs = append(pp.pr.errs, e)
+	}
+	return f, !f.usesBehavior()
+}
+
+// usesBehavior reports a behavioural condition or a computed cohort.
+func (f *PropertyFilter) usesBehavior() bool {
+	if f == nil {
+		return false
+	}
+	if f.Group == "" {
+		return f.Type == condBehavioral || f.Type == condCohort
+	}
+	for _, v := range f.Values {
+		if v.usesBehavior() {
+			return true
+		}
+	}
+	return false
+}
+
+// behaviorCondition reads a behavioural condition of a cohort definition
+// (performed_event, performed_event_multiple).
+func (pp *propertyParser) behaviorCondition(c *PropertyFilter, x map[string]any, attr, path string) *PropertyFilter {
+	if !pp.behavioural {
+		pp.pr.add(attr, "%s.type: behavioral conditions belong in cohorts", path)
+		return nil
+	}
+	b := &behavior{Op: "gte", Count: 1}
+	kind, _ := x["value"].(string)
+	name, _ := x["key"].(string)
+	if name == "" {
+		pp.pr.add(attr, "%s.key must be the event's name", path)
+		return nil
+	}
+	b.Event = name
+	switch kind {
+	case "performed_event":
+	case "performed_event_multiple":
+		if op, _ := x["operator"].(string); op != "" {
+			if op != "gte" && op != "lte" && op != "exact" {
+				pp.pr.add(attr, "%s.operator must be gte, lte or exact", path)
+				return nil
+			}
+			b.Op = op
+		}
+		n, ok := refID(x["operator_value"])
+		if v, isNum := x["operator_value"].(json.Number); isNum {
+			if k, err := v.Int64(); err == nil && k >= 0 {
+				n, ok = k, true
+			}
+		}
+		if !ok {
+			pp.pr.add(attr, "%s.operator_value must be a count", path)
+			return nil
+		}
+		b.Count = n
+	default:
+		pp.pr.add(attr, "%s.value must be performed_event or performed_event_multiple, got %v", path, x["value"])
+		return nil
+	}
+	n, _ := refID(x["time_value"])
+	if v, isNum := x["time_value"].(json.Number); isNum {
+		n, _ = refID(v)
+	}
+	unit := map[string]time.Duration{"hour": time.Hour, "day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
+		"month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour}[fmt.Sprint(x["time_interval"])]
+	if n <= 0 || unit == 0 || n > 10000 {
+		pp.pr.add(attr, "%s: time_value (a count) and time_interval (hour, day, week, month, year) are required", path)
+		return nil
+	}
+	b.Within = time.Duration(n) * unit
+	c.Type, c.Key, c.Value, c.behavior = condBehavioral, name, kind, b
+	return c
+}
+
+// cohortSQL is membership of the event's person in a computed cohort.
+func (f *PropertyFilter) cohortSQL(sc *scope) string {
+	return sc.personID() + " IN (SELECT person_id FROM " + sc.schema.CohortPeople + " WHERE team_id = {team:Int64} AND cohort_id = " +
+		sc.bind("Int64", f.cohort.ID) + " AND version = " + sc.bind("UInt64", uint64(f.cohort.Version)) + ")"
+}
+
+// behaviorSQL is a behavioural condition in a cohort's calculation: the
+// count column the calculation registered for it, compared.
+func (f *PropertyFilter) behaviorSQL(sc *scope) string {
+	col := sc.behavior(f.behavior)
+	n := sc.bind("UInt64", uint64(f.behavior.Count))
+	switch f.behavior.Op {
+	case "lte":
+		return col + " <= " + n
+	case "exact":
+		return col + " = " + n
+	}
+	return col + " >= " + n
+}
+
+// echoJSON is what a condition compiled from a request's condition shows
+// in results: the condition as sent.
+func (f *PropertyFilter) echoJSON() (any, bool) {
+	if f.echo == nil {
+		return nil, false
+	}
+	e := f.echo
+	m := map[string]any{"key": e.Key, "value": e.Value, "type": "cohort"}
+	if e.Negation {
+		m["negation"] = true
+	}
+	return m, true
+}
+
+// CohortLabel names a cohort breakdown value.
+func cohortLabel(co Cohort) string {
+	if strings.TrimSpace(co.Name) == "" {
+		return fmt.Sprintf("Cohort %d", co.ID)
+	}
+	return co.Name
+}
