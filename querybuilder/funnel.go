@@ -233,7 +233,7 @@ func parseExclusions(p Params, pp *propertyParser) []Exclusion {
 	for i, item := range list {
 		path := fmt.Sprintf("exclusions[%d]", i)
 		local := &problems{}
-		ep := &propertyParser{clock: pp.clock, pr: local, relative: pp.relative}
+		ep := &propertyParser{common: pp.common, clock: pp.clock, pr: local, relative: pp.relative}
 		e, ok := parseEntity(item, "events", path, i, ep)
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(item, &fields) // parseEntity checked it is an object
