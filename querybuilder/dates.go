@@ -415,14 +415,3 @@ func (r DateRange) previous() DateRange {
 	p.To = r.clock.shift(r.To.Add(time.Microsecond), unit, -k).Add(-time.Microsecond)
 	return p
 }
-
-// FirstEventStatement finds when a project's first event happened, which
-// date_from=all needs. It reads in the table's order (team, day), so it
-// touches only the first day's granules. No row means no events.
-func FirstEventStatement(projectID int64) Statement {
-	return Statement{
-		SQL: `SELECT timestamp FROM events WHERE team_id = {team:Int64}
-ORDER BY toDate(timestamp), timestamp LIMIT 1`,
-		Params: map[string]any{"team": projectID},
-	}
-}

@@ -80,7 +80,7 @@ fetch_chdb() {
   echo "$CHDB_VERSION $CHDB_LIB_SHA256" >"$stamp"
 }
 
-# The official PostHog Node SDK for the client tests (api/sdk_node_test.go),
+# The official PostHog Node SDK for the client tests (api/sdk_test.go),
 # pinned by scripts/sdk/node/package-lock.json and installed with npm ci
 # into scripts/sdk/node/node_modules (ignored by git) when the lock changed.
 NODE_SDK_DIR=$ROOT/scripts/sdk/node

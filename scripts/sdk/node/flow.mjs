@@ -3,7 +3,7 @@
 // merges the anonymous id into the user, a group identify and purchases
 // with a group. INSIGHTD_HOST and INSIGHTD_TOKEN say where; it prints
 // {"sent": {event: count}, "errors": [...]} and fails when the SDK
-// reported an error. api/sdk_node_test.go runs it and checks the counts.
+// reported an error. api/sdk_test.go runs it and checks the counts.
 import { PostHog } from 'posthog-node'
 
 const host = process.env.INSIGHTD_HOST
