@@ -27,6 +27,8 @@ func (s *Server) personsRoutes(api *gin.RouterGroup) {
 	g.GET("/values", read, s.personValues)
 	g.GET("/:id", read, s.getPerson)
 	g.PATCH("/:id", requireScope("person:write"), s.updatePerson)
+	// Persons have one editable field, so a full update (PUT) is a PATCH.
+	g.PUT("/:id", requireScope("person:write"), s.updatePerson)
 	for _, route := range querybuilder.PersonsRoutes() {
 		h := s.actors(route)
 		g.GET("/"+route, read, h)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jmoiron/sqlx/types"
 	"github.com/lib/pq"
+
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // ValidationError is bad input to a store method, naming the field.
@@ -115,6 +117,25 @@ func jsonField(name string, kind jsonKind, nullable bool, get func(*Project) jso
 	}
 }
 
+// pathCleaningField is path_cleaning_filters, checked as paths read it
+// (querybuilder.CheckPathCleaning): a regex that does not compile is
+// refused when the project is saved, not when a paths request uses it.
+func pathCleaningField() projectField {
+	f := jsonField("path_cleaning_filters", listJSON, false, func(p *Project) json.RawMessage { return json.RawMessage(p.PathCleaningFilters) })
+	parse := f.parse
+	f.parse = func(raw json.RawMessage) (any, string) {
+		v, problem := parse(raw)
+		if problem != "" {
+			return v, problem
+		}
+		if ves := querybuilder.ValidationErrors(querybuilder.CheckPathCleaning(raw)); len(ves) > 0 {
+			return nil, ves[0].Detail
+		}
+		return v, ""
+	}
+	return f
+}
+
 func nullJSON(j types.NullJSONText) json.RawMessage {
 	if !j.Valid {
 		return nil
@@ -166,7 +187,7 @@ var projectFields = []projectField{
 	boolField("completed_snippet_onboarding", func(p *Project) bool { return p.CompletedSnippetOnboarding }),
 	jsonField("test_account_filters", listJSON, false, func(p *Project) json.RawMessage { return json.RawMessage(p.TestAccountFilters) }),
 	boolField("test_account_filters_default_checked", func(p *Project) bool { return p.TestAccountFiltersDefaultChecked }),
-	jsonField("path_cleaning_filters", listJSON, false, func(p *Project) json.RawMessage { return json.RawMessage(p.PathCleaningFilters) }),
+	pathCleaningField(),
 	boolField("is_demo", func(p *Project) bool { return p.IsDemo }),
 	{name: "timezone",
 		parse: func(raw json.RawMessage) (any, string) {

@@ -172,6 +172,7 @@ func (q *PathsQuery) parseFunnelPaths(p Params, env Env, pr *problems) {
 		return
 	}
 	q.Funnel = f
+	q.keyedByFunnel(f)
 	step, ok := fp.integer("funnel_step", pr)
 	if s, ok2 := p.integer("funnel_step", pr); ok2 {
 		step, ok = s, true
@@ -186,6 +187,25 @@ func (q *PathsQuery) parseFunnelPaths(p Params, env Env, pr *problems) {
 		pr.add("funnel_step", "%s needs a step reached after another (2 to %d); got %d", FunnelPathBetweenSteps, n, step)
 	}
 	q.FunnelStep = int(step)
+}
+
+// keyedByFunnel makes what the inner funnel's answer depends on beyond
+// its filter part of the paths request's scope, so that a cached paths
+// answer is keyed by it: the versions and definitions of the actions and
+// cohorts it names, the project settings it applied, its test-account
+// filters, what relative dates in its conditions resolved to, and its own
+// resolved range (which need not move with the paths range).
+func (q *PathsQuery) keyedByFunnel(f *FunnelQuery) {
+	for name, v := range f.settings {
+		q.useSetting("funnel_filter "+name, v)
+	}
+	if f.FilterTestAccounts && len(f.Project.TestAccountFilters) > 0 {
+		q.useSetting("funnel_filter test_account_filters", f.Project.TestAccountFilters)
+	}
+	q.relative = append(q.relative, f.relative...)
+	if !f.FromAll() {
+		q.relative = append(q.relative, f.Range.From, f.Range.To)
+	}
 }
 
 // stringList reads a list of strings (a JSON list, or one as JSON text);
@@ -208,6 +228,17 @@ func stringList(p Params, name string, pr *problems) []string {
 		list = []string{one}
 	}
 	return list
+}
+
+// CheckPathCleaning checks a project's path_cleaning_filters as paths
+// will read them ([{"regex", "alias"}], each regex RE2 that compiles,
+// within the bounds on rules), so that a project setting paths would
+// refuse is refused when it is set. The errors are *ValidationErrors
+// naming path_cleaning_filters.
+func CheckPathCleaning(raw json.RawMessage) error {
+	pr := &problems{}
+	parseCleaning(raw, "path_cleaning_filters", pr)
+	return pr.err()
 }
 
 // parseCleaning reads cleaning rules, each regex checked.
