@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // Capture is one validated event on its way to storage.
@@ -87,6 +89,10 @@ var ErrWriterClosed = errors.New("the event writer is shut down")
 // previous one is inserted.
 type Writer struct {
 	engine Engine
+	// schema and tables name what the writer reads and writes: the
+	// engine's (Engine.Schema).
+	schema querybuilder.Schema
+	tables tables
 	log    *slog.Logger
 	cfg    WriterConfig
 	in     chan *writeRequest
@@ -149,9 +155,10 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	if cfg.RecentUUIDs == 0 {
 		cfg.RecentUUIDs = 1_000_000
 	}
-	w := &Writer{engine: engine, log: log, cfg: cfg, in: make(chan *writeRequest, 1024),
+	schema := engine.Schema()
+	w := &Writer{engine: engine, schema: schema, tables: tablesOf(schema), log: log, cfg: cfg, in: make(chan *writeRequest, 1024),
 		quit: make(chan struct{}), done: make(chan struct{}),
-		ident: newIdentity(engine, log, cfg.IdentityCache)}
+		ident: newIdentity(engine, schema, log, cfg.IdentityCache)}
 	if cfg.SoleWriter {
 		w.recent = newRecentUUIDs(cfg.RecentUUIDs, time.Now())
 	}

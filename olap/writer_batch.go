@@ -25,7 +25,7 @@ type batch struct {
 	gen     uint64
 	events  []Event // to insert: duplicates dropped, persons resolved
 	owner   []int   // events[i] came from group[owner[i]]
-	persons [][]any // rows of PersonsTable
+	persons [][]any // rows of the persons table
 	p       *pending
 	// fresh holds the client-chosen uuids of events to insert, recorded in
 	// event_uuids after them; inflight the same keys, held by the
@@ -159,9 +159,9 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 		t    Table
 		rows [][]any
 	}{
-		{PersonsTable, b.persons},
-		{DistinctIDsTable, b.p.distinctIDs},
-		{OverridesTable, b.p.overrides},
+		{w.tables.persons, b.persons},
+		{w.tables.distinctIDs, b.p.distinctIDs},
+		{w.tables.overrides, b.p.overrides},
 	}
 	errs := make([]error, len(writes))
 	start := time.Now()
@@ -194,7 +194,7 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 	// if it still fails, the writer records the uuids from the events
 	// themselves before it prepares another batch.
 	for attempt := 1; ; attempt++ {
-		err := w.engine.Insert(ctx, eventUUIDsTable, b.fresh)
+		err := w.engine.Insert(ctx, w.tables.eventUUIDs, b.fresh)
 		if err == nil {
 			break
 		}
@@ -246,7 +246,7 @@ func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (ma
 		keys.WriteByte('\n')
 	}
 	rows, err := w.engine.Query(ctx, querybuilder.Statement{
-		SQL: `SELECT DISTINCT uuid FROM event_uuids
+		SQL: `SELECT DISTINCT uuid FROM ` + w.schema.EventUUIDs + `
 WHERE (team_id, uuid) IN (SELECT t, u FROM format(TSV, 't Int64, u UUID', {keys:String}))`,
 		Params: map[string]any{"keys": keys.String()},
 	})

@@ -25,6 +25,12 @@ type CorrelationQuery struct {
 	Names, EventNames                                   []string
 	AllNames                                            bool
 	ExcludeNames, ExcludeEvents, ExcludeEventProperties []string
+
+	// stepEvents are the names of the funnel's step events, and
+	// stepConds the conditions of the action steps that name no event
+	// (stepEventsOf): events correlation leaves both out.
+	stepEvents []string
+	stepConds  []*PropertyFilter
 }
 
 // Correlation types.
@@ -77,6 +83,7 @@ func ParseCorrelation(p Params, env Env) (*CorrelationQuery, error) {
 	q.ExcludeEvents = list("funnel_correlation_exclude_event_names")
 	if f != nil {
 		q.projectExclusions(pr)
+		q.stepEventsOf(pr)
 	}
 	switch {
 	case q.Type == CorrelationProperties && !q.AllNames && len(q.Names) == 0:
@@ -203,9 +210,13 @@ func ShapeCorrelation(q *CorrelationQuery, rows [][]any) (CorrelationResult, err
 			continue
 		}
 		ratio := (float64(it.s+1) * float64(F-it.f+1)) / (float64(S-it.s+1) * float64(it.f+1))
-		c := CorrelationItem{Event: CorrelationEvent{Event: it.name, Properties: map[string]any{}, Elements: []any{}},
+		parts, err := q.itemParts(it.name)
+		if err != nil {
+			return CorrelationResult{}, err
+		}
+		c := CorrelationItem{Event: CorrelationEvent{Event: strings.Join(parts, "::"), Properties: map[string]any{}, Elements: []any{}},
 			SuccessCount: it.s, FailureCount: it.f, OddsRatio: ratio, CorrelationType: "failure"}
-		sel := q.selection(it.name)
+		sel := q.selection(parts)
 		sel["funnel_correlation_person_converted"] = "true"
 		c.SuccessPeopleURL = withSelection(base, sel)
 		sel["funnel_correlation_person_converted"] = "false"
@@ -234,27 +245,77 @@ func ShapeCorrelation(q *CorrelationQuery, rows [][]any) (CorrelationResult, err
 	return res, nil
 }
 
-// selection is the persons endpoint's selection of an item: the event
-// (events), the property value (properties), or the event with its
-// property value (event_with_properties), as PostHog's URLs named them.
-func (q *CorrelationQuery) selection(item string) map[string]string {
+// selection is the persons endpoint's selection of an item (its parts,
+// itemParts): the event (events), the property value (properties), or the
+// event with its property value (event_with_properties), as PostHog's
+// URLs named them.
+func (q *CorrelationQuery) selection(parts []string) map[string]string {
 	switch q.Type {
 	case CorrelationProperties:
-		key, value, _ := strings.Cut(item, "::")
-		b, _ := json.Marshal([]map[string]any{{"key": key, "value": value, "operator": "exact", "type": "person"}})
+		b, _ := json.Marshal([]map[string]any{{"key": parts[0], "value": parts[1], "operator": "exact", "type": "person"}})
 		return map[string]string{"funnel_correlation_property_values": string(b)}
 	case CorrelationEventWithProperties:
-		event, rest, _ := strings.Cut(item, "::")
-		key, value, _ := strings.Cut(rest, "::")
-		b, _ := json.Marshal(map[string]any{"id": event, "type": "events",
-			"properties": []map[string]any{{"key": key, "value": value, "operator": "exact", "type": "event"}}})
+		b, _ := json.Marshal(map[string]any{"id": parts[0], "type": "events",
+			"properties": []map[string]any{{"key": parts[1], "value": parts[2], "operator": "exact", "type": "event"}}})
 		return map[string]string{"funnel_correlation_person_entity": string(b)}
 	}
-	b, _ := json.Marshal(map[string]any{"id": item, "type": "events"})
+	b, _ := json.Marshal(map[string]any{"id": parts[0], "type": "events"})
 	return map[string]string{"funnel_correlation_person_entity": string(b)}
 }
 
-// itemOf reads an item back from a persons selection.
+// Items as the statement holds them. An item is shown as its parts
+// joined by "::" (PostHog's key::value and event::key::value), but a name
+// or value may itself hold "::", so the statement's item text starts
+// with the byte lengths of every part but the last, each followed by ':'
+// ("4:plan::pro"): read back, the parts are exact. An event item is the
+// event's name alone.
+func (q *CorrelationQuery) partCount() int {
+	switch q.Type {
+	case CorrelationProperties:
+		return 2
+	case CorrelationEventWithProperties:
+		return 3
+	}
+	return 1
+}
+
+// itemText is the statement's text of an item of these parts.
+func itemText(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts[:len(parts)-1] {
+		b.WriteString(strconv.Itoa(len(p)))
+		b.WriteByte(':')
+	}
+	b.WriteString(strings.Join(parts, "::"))
+	return b.String()
+}
+
+// itemParts reads an item's parts back from the statement's text.
+func (q *CorrelationQuery) itemParts(item string) ([]string, error) {
+	n := q.partCount()
+	bad := fmt.Errorf("querybuilder: a correlation item %q does not hold %d parts", item, n)
+	lens := make([]int, n-1)
+	rest := item
+	for i := range lens {
+		digits, after, ok := strings.Cut(rest, ":")
+		l, err := strconv.Atoi(digits)
+		if !ok || err != nil || l < 0 {
+			return nil, bad
+		}
+		lens[i], rest = l, after
+	}
+	parts := make([]string, 0, n)
+	for _, l := range lens {
+		if len(rest) < l+2 || rest[l:l+2] != "::" {
+			return nil, bad
+		}
+		parts, rest = append(parts, rest[:l]), rest[l+2:]
+	}
+	return append(parts, rest), nil
+}
+
+// itemOf reads an item back from a persons selection, as the
+// statement's text.
 func (q *CorrelationQuery) itemOf(sel Params, pr *problems) string {
 	if q.Type == CorrelationProperties {
 		raw, ok := sel.document("funnel_correlation_property_values")
@@ -266,7 +327,7 @@ func (q *CorrelationQuery) itemOf(sel Params, pr *problems) string {
 			pr.add("funnel_correlation_property_values", "funnel_correlation_property_values must hold one {key, value}")
 			return ""
 		}
-		return vals[0].Key + "::" + refText(vals[0].Value)
+		return itemText(vals[0].Key, refText(vals[0].Value))
 	}
 	raw, ok := sel.document("funnel_correlation_person_entity")
 	var ent struct {
@@ -286,9 +347,47 @@ func (q *CorrelationQuery) itemOf(sel Params, pr *problems) string {
 			pr.add("funnel_correlation_person_entity", "funnel_correlation_person_entity must hold one property {key, value}")
 			return ""
 		}
-		return name + "::" + ent.Properties[0].Key + "::" + refText(ent.Properties[0].Value)
+		return itemText(name, ent.Properties[0].Key, refText(ent.Properties[0].Value))
 	}
 	return name
+}
+
+// stepEventsOf finds the funnel's step events, which events correlation
+// leaves out (analytics.md): an event step's name (whatever its property
+// conditions, as PostHog did); for an action step, the event each of the
+// action's steps names (PostHog's get_step_events), and for an action step
+// that names no event but matches by URL, properties or elements, the
+// events that match it: no name identifies them, and leaving every event
+// out would leave nothing. A step of any event (or an action step with no
+// conditions) excludes nothing.
+func (q *CorrelationQuery) stepEventsOf(pr *problems) {
+	pp := &propertyParser{common: &q.Common, clock: q.clock, pr: pr}
+	for _, e := range q.Steps {
+		switch {
+		case e.AllEvents:
+		case e.Type == "actions":
+			id, _ := refID(e.ID)
+			var steps []actionStep
+			if json.Unmarshal(q.actions[id].Steps, &steps) != nil {
+				continue // reported when the action was read
+			}
+			for i, st := range steps {
+				if st.Event != nil && *st.Event != "" {
+					if !contains(q.stepEvents, *st.Event) {
+						q.stepEvents = append(q.stepEvents, *st.Event)
+					}
+					continue
+				}
+				if f, ok := pp.actionStep(st, "events", fmt.Sprintf("action %d step %d", id, i)); ok && f != nil {
+					q.stepConds = append(q.stepConds, f)
+				}
+			}
+		default:
+			if !contains(q.stepEvents, e.ID) {
+				q.stepEvents = append(q.stepEvents, e.ID)
+			}
+		}
+	}
 }
 
 // refText is a selection value as items hold it: a string as is, other

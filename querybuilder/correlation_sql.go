@@ -62,6 +62,8 @@ func (q *CorrelationQuery) perActor(f Facts) (*eventSource, string, error) {
 	actor, actorCond := s.actor(q.AggregationGroupTypeIndex)
 	where := []string{"e.team_id = {team:Int64}", fb.cur.sql()}
 	var cols []string
+	// Action steps' conditions may read person or session properties.
+	j := joins{overrides: q.AggregationGroupTypeIndex == 0}
 	items := "groupUniqArrayIf(ev.name, ev.t > fa.lo AND ev.t < fa.hi)"
 	if q.Type == CorrelationEventWithProperties {
 		where = append(where, "e.event IN "+s.bind("Array(String)", q.EventNames))
@@ -70,24 +72,30 @@ func (q *CorrelationQuery) perActor(f Facts) (*eventSource, string, error) {
 			pairs = "arrayFilter(kv -> kv.1 NOT IN " + s.bind("Array(String)", q.ExcludeEventProperties) + ", " + pairs + ")"
 		}
 		cols = []string{actor + " AS a", "toUnixTimestamp64Micro(e.timestamp) AS t",
-			"arrayMap(kv -> concat(e.event, '::', kv.1, '::', " + jsonText("kv.2") + "), " + pairs + ") AS names"}
+			"arrayMap(kv -> concat(toString(length(e.event)), ':', toString(length(kv.1)), ':', e.event, '::', kv.1, '::', " + jsonText("kv.2") + "), " + pairs + ") AS names"}
 		items = "groupUniqArrayArrayIf(ev.names, ev.t > fa.lo AND ev.t < fa.hi)"
 	} else {
-		excluded := append(q.stepNames(), q.ExcludeEvents...)
+		excluded := append(append([]string{}, q.stepEvents...), q.ExcludeEvents...)
 		if len(excluded) > 0 {
 			where = append(where, "e.event NOT IN "+s.bind("Array(String)", excluded))
+		}
+		if len(q.stepConds) > 0 {
+			step := &PropertyFilter{Group: "OR", Values: q.stepConds}
+			where = append(where, "NOT ("+s.cond(step)+")")
+			j.persons, j.sessions = step.usesPersons(), step.usesSessions()
 		}
 		cols = []string{actor + " AS a", "toUnixTimestamp64Micro(e.timestamp) AS t", "e.event AS name"}
 	}
 	if actorCond != "" {
 		where = append(where, actorCond)
 	}
-	events := s.selectFrom(cols, joins{overrides: q.AggregationGroupTypeIndex == 0}, where)
+	events := s.selectFrom(cols, j, where)
 	return s, "SELECT fa.actor AS actor, fa.success AS success, " + items + " AS items\nFROM (\n" + indent(events) +
 		"\n) AS ev\nRIGHT JOIN (\n" + indent(actors) + "\n) AS fa ON ev.a = fa.actor\nGROUP BY fa.actor, fa.success", nil
 }
 
-// personItems are the actors' person properties as key::value items: the
+// personItems are the actors' person properties as key::value items
+// (itemText: the key's length first): the
 // named keys (” for a person without one), or with $all every key the
 // person has; excluded names left out.
 func (q *CorrelationQuery) personItems(s *eventSource, actors string) string {
@@ -105,7 +113,7 @@ func (q *CorrelationQuery) personItems(s *eventSource, actors string) string {
 			}
 		}
 		if len(names) > 0 {
-			parts = append(parts, "arrayMap(k -> concat(k, '::', "+jsonText("JSONExtractRaw(p.props, k)")+"), "+s.bind("Array(String)", names)+")")
+			parts = append(parts, "arrayMap(k -> concat(toString(length(k)), ':', k, '::', "+jsonText("JSONExtractRaw(p.props, k)")+"), "+s.bind("Array(String)", names)+")")
 		}
 	}
 	if q.AllNames {
@@ -113,7 +121,7 @@ func (q *CorrelationQuery) personItems(s *eventSource, actors string) string {
 		if len(q.ExcludeNames) > 0 {
 			pairs = "arrayFilter(kv -> kv.1 NOT IN " + s.bind("Array(String)", q.ExcludeNames) + ", " + pairs + ")"
 		}
-		parts = append(parts, "arrayMap(kv -> concat(kv.1, '::', "+jsonText("kv.2")+"), "+pairs+")")
+		parts = append(parts, "arrayMap(kv -> concat(toString(length(kv.1)), ':', kv.1, '::', "+jsonText("kv.2")+"), "+pairs+")")
 	}
 	items := "CAST([] AS Array(String))"
 	if len(parts) > 0 {
@@ -127,18 +135,6 @@ func (q *CorrelationQuery) personItems(s *eventSource, actors string) string {
 // for null or nothing, other values as their JSON text.
 func jsonText(raw string) string {
 	return "multiIf(startsWith(" + raw + ", '\"'), JSONExtractString(" + raw + "), " + raw + " = 'null', '', " + raw + ")"
-}
-
-// stepNames are the names of the funnel's step events (a step of any
-// event names none).
-func (q *CorrelationQuery) stepNames() []string {
-	var out []string
-	for _, e := range q.Steps {
-		if !e.AllEvents && !contains(out, e.ID) {
-			out = append(out, e.ID)
-		}
-	}
-	return out
 }
 
 // Actors implements ActorsLister: the successful or failed actors

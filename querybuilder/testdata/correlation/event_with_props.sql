@@ -8,7 +8,7 @@ FROM (
             FROM (
                 SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                     toUnixTimestamp64Micro(e.timestamp) AS t,
-                    arrayMap(kv -> concat(e.event, '::', kv.1, '::', multiIf(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2 = 'null', '', kv.2)), arrayFilter(kv -> kv.1 NOT IN {p9:Array(String)}, JSONExtractKeysAndValuesRaw(e.properties))) AS names
+                    arrayMap(kv -> concat(toString(length(e.event)), ':', toString(length(kv.1)), ':', e.event, '::', kv.1, '::', multiIf(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2 = 'null', '', kv.2)), arrayFilter(kv -> kv.1 NOT IN {p9:Array(String)}, JSONExtractKeysAndValuesRaw(e.properties))) AS names
                 FROM events AS e
                 LEFT JOIN (
                     SELECT old_person_id, argMax(override_person_id, version) AS override_person_id

@@ -4,7 +4,7 @@ FROM (
     FROM (
         SELECT item, countIf(success) AS s, countIf(NOT success) AS f
         FROM (
-            SELECT fa.actor AS actor, fa.success AS success, arrayDistinct(arrayConcat(arrayMap(k -> concat(k, '::', multiIf(startsWith(JSONExtractRaw(p.props, k), '"'), JSONExtractString(JSONExtractRaw(p.props, k)), JSONExtractRaw(p.props, k) = 'null', '', JSONExtractRaw(p.props, k))), {p7:Array(String)}))) AS items
+            SELECT fa.actor AS actor, fa.success AS success, arrayDistinct(arrayConcat(arrayMap(k -> concat(toString(length(k)), ':', k, '::', multiIf(startsWith(JSONExtractRaw(p.props, k), '"'), JSONExtractString(JSONExtractRaw(p.props, k)), JSONExtractRaw(p.props, k) = 'null', '', JSONExtractRaw(p.props, k))), {p7:Array(String)}))) AS items
             FROM (
                 SELECT id, argMax(properties, version) AS props
                 FROM persons

@@ -4,7 +4,7 @@ FROM (
     FROM (
         SELECT item, countIf(success) AS s, countIf(NOT success) AS f
         FROM (
-            SELECT fa.actor AS actor, fa.success AS success, arrayDistinct(arrayConcat(arrayMap(kv -> concat(kv.1, '::', multiIf(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2 = 'null', '', kv.2)), arrayFilter(kv -> kv.1 NOT IN {p7:Array(String)}, JSONExtractKeysAndValuesRaw(p.props))))) AS items
+            SELECT fa.actor AS actor, fa.success AS success, arrayDistinct(arrayConcat(arrayMap(kv -> concat(toString(length(kv.1)), ':', kv.1, '::', multiIf(startsWith(kv.2, '"'), JSONExtractString(kv.2), kv.2 = 'null', '', kv.2)), arrayFilter(kv -> kv.1 NOT IN {p7:Array(String)}, JSONExtractKeysAndValuesRaw(p.props))))) AS items
             FROM (
                 SELECT id, argMax(properties, version) AS props
                 FROM persons
