@@ -191,7 +191,7 @@ func (s *Server) eventPersons(ctx context.Context, team int64, ids []string) (ma
 		return out, nil
 	}
 	rows, err := s.engine.Query(ctx, querybuilder.Statement{
-		SQL: `SELECT id, argMax(properties, version), argMax(is_identified, version) FROM persons
+		SQL: `SELECT id, argMax(properties, version), argMax(is_identified, version) FROM ` + s.cfg.Schema.Persons + `
 WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)}
 GROUP BY id HAVING argMax(is_deleted, version) = 0`,
 		Params: map[string]any{"team": team, "ids": ids}})

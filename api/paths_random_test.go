@@ -17,7 +17,30 @@ import (
 	"github.com/google/uuid"
 )
 
-var pathPages = []string{"/", "/home", "/home/", "/item/1", "/item/22", "/item/22/", "/cart", "/pay"}
+var pathPages = []string{"/", "/home", "/home/", "/item/1", "/item/22", "/item/22/", "/cart", "/pay", "/item/22?ref=ad", "/home?utm=x/"}
+
+// pathsProjectCleaning are the path_cleaning_filters of the projects the
+// random tests run in: query strings go, then item ids (which the
+// requests' own rules, applied after, may then rewrite again).
+var pathsProjectCleaning = [][2]string{{`\?.*$`, ``}, {`/item/\d+`, `/item/N`}}
+
+// pathsProject is a project holding events, with pathsProjectCleaning as
+// its path_cleaning_filters and pathsTestAccounts as its test-account
+// filters.
+func pathsProject(t *testing.T, env *funnelEnv, events []refEvent) *funnelProject {
+	t.Helper()
+	p := env.project(t, events)
+	var rules []map[string]string
+	for _, c := range pathsProjectCleaning {
+		rules = append(rules, map[string]string{"regex": c[0], "alias": c[1]})
+	}
+	st, out := call(t, env.h, "PATCH", fmt.Sprintf("/api/projects/%d/", p.id), p.key,
+		map[string]any{"path_cleaning_filters": rules, "test_account_filters": pathsTestAccounts})
+	if st != 200 {
+		t.Fatalf("project settings: %d %v", st, out)
+	}
+	return p
+}
 
 // pathEvents are seeded random events of 30 persons over 4 days.
 func pathEvents(seed int64) []refEvent {
@@ -32,6 +55,7 @@ func pathEvents(seed int64) []refEvent {
 			anon = user + "-anon"
 		}
 		at := start.Add(time.Duration(r.Intn(3*24*60)) * time.Minute)
+		group := []string{"g1", "g2", "g3", ""}[r.Intn(4)]
 		n := 2 + r.Intn(16)
 		for k := range n {
 			switch r.Intn(6) {
@@ -65,6 +89,15 @@ func pathEvents(seed int64) []refEvent {
 				e = refEvent{Event: []string{"signup", "buy", "$autocapture"}[r.Intn(3)], Props: map[string]any{}}
 			}
 			e.UUID, e.DistinctID, e.At = id(), who, at
+			if r.Intn(6) == 0 {
+				e.Props["$browser"] = "Bot"
+			}
+			if r.Intn(3) == 0 {
+				e.Props["plan"] = "pro"
+			}
+			if group != "" && r.Intn(5) != 0 {
+				e.Props["$group_1"] = group
+			}
 			out = append(out, e)
 			if r.Intn(7) == 0 { // a repeat of the same item
 				dup := e
@@ -101,6 +134,15 @@ func randomPaths(r *rand.Rand, events []refEvent) refPaths {
 	}
 	if r.Intn(4) == 0 {
 		q.Groupings = []string{"*/item/*", "*ca*"} // both match /cart/item/…: the first wins
+	}
+	q.ProjectCleaning, q.Replacements = pathsProjectCleaning, r.Intn(3) == 0
+	switch r.Intn(6) {
+	case 0:
+		q.Properties = map[string]string{"plan": "pro"}
+	case 1:
+		q.TestAccounts = true
+	case 2:
+		q.GroupIndex = 1
 	}
 	seen := map[string]bool{"nowhere": true}
 	for _, e := range events {
@@ -182,7 +224,7 @@ func TestPathsMatchTheReferenceOnRandomEvents(t *testing.T) {
 	withEdges, requests := 0, 0
 	for seed := int64(1); seed <= 4; seed++ {
 		events := pathEvents(seed)
-		p := env.project(t, events)
+		p := pathsProject(t, env, events)
 		r := rand.New(rand.NewSource(seed * 31))
 		for i := range 30 {
 			q := randomPaths(r, events)
@@ -202,11 +244,12 @@ func TestFunnelPathsMatchTheReferenceOnRandomEvents(t *testing.T) {
 	withEdges, requests := 0, 0
 	for seed := int64(5); seed <= 7; seed++ {
 		events := pathEvents(seed)
-		p := env.project(t, events)
+		p := pathsProject(t, env, events)
 		r := rand.New(rand.NewSource(seed))
-		for range 16 {
+		for i := range 18 {
 			f := refFunnel{Steps: []refStep{{Event: "$pageview"}, {Event: "signup"}, {Event: "buy"}},
-				DateFrom: "2026-03-01", DateTo: "2026-03-05", WindowInterval: 1 + r.Intn(48), WindowUnit: "hour"}
+				DateFrom: "2026-03-01", DateTo: "2026-03-05", WindowInterval: 1 + r.Intn(48), WindowUnit: "hour",
+				Order: []string{"ordered", "strict", "unordered"}[i%3]}
 			q := refPaths{From: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC),
 				Funnel: &f, StepLimit: []int{0, 3, 6}[r.Intn(3)]}
 			switch r.Intn(3) {
@@ -217,7 +260,7 @@ func TestFunnelPathsMatchTheReferenceOnRandomEvents(t *testing.T) {
 			default:
 				q.FunnelPaths, q.FunnelStep = "funnel_path_between_steps", 2+r.Intn(2)
 			}
-			t.Run(fmt.Sprintf("seed %d %s %d", seed, q.FunnelPaths, q.FunnelStep), func(t *testing.T) {
+			t.Run(fmt.Sprintf("seed %d %s %s %d", seed, f.Order, q.FunnelPaths, q.FunnelStep), func(t *testing.T) {
 				requests++
 				if checkPaths(t, p, events, q) > 0 {
 					withEdges++

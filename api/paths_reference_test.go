@@ -18,11 +18,24 @@ type refPaths struct {
 	Pageviews, Screens, AllCustom bool
 	Custom, Exclude               []string
 	Cleaning                      [][2]string // regex, alias
-	Groupings                     []string
-	Start, End                    string
-	StepLimit, EdgeLimit          int
-	MinWeight, MaxWeight          int64
-	From, To                      time.Time // [From, To)
+	// ProjectCleaning is the project's path_cleaning_filters, applied
+	// first when Replacements (path_replacements); the project must hold
+	// them (setPathSettings).
+	ProjectCleaning [][2]string
+	Replacements    bool
+	// Properties are exact-match event property conditions;
+	// TestAccounts applies the project's test-account filter
+	// (pathsTestAccounts: $browser is not "Bot").
+	Properties   map[string]string
+	TestAccounts bool
+	// GroupIndex k > 0 makes the actor the event's $group_k value
+	// (events without one are not read).
+	GroupIndex           int
+	Groupings            []string
+	Start, End           string
+	StepLimit, EdgeLimit int
+	MinWeight, MaxWeight int64
+	From, To             time.Time // [From, To)
 	// Funnel limits the paths to a funnel step's persons (FunnelPaths,
 	// FunnelStep as the API takes them).
 	Funnel      *refFunnel
@@ -58,7 +71,11 @@ func (q refPaths) item(e refEvent) (string, bool) {
 	case "$screen":
 		item = refString(e.Props["$screen_name"])
 	}
-	for _, c := range q.Cleaning {
+	var rules [][2]string
+	if q.Replacements {
+		rules = append(rules, q.ProjectCleaning...)
+	}
+	for _, c := range append(rules, q.Cleaning...) {
 		item = regexp.MustCompile(c[0]).ReplaceAllLiteralString(item, c[1])
 	}
 	for _, g := range q.Groupings {
@@ -117,8 +134,15 @@ func (q refPaths) bounds(all []refEvent) map[string][2]time.Time {
 	return out
 }
 
-// edges is the answer: edges ordered, limited and pruned.
-func (q refPaths) edges(all []refEvent) []refEdge {
+// pathsTestAccounts is the test-account filter of the projects paths
+// tests run in, and isTestAccount the reference's reading of it.
+var pathsTestAccounts = []any{map[string]any{"key": "$browser", "value": "Bot", "operator": "is_not", "type": "event"}}
+
+func isTestAccount(e refEvent) bool { return refString(e.Props["$browser"]) == "Bot" }
+
+// walk calls visit with each path as answered (compacted and cut), and
+// its actor: a person (root distinct id) or a group key.
+func (q refPaths) walk(all []refEvent, visit func(actor string, p []refStop)) {
 	personOf, _ := refIdentities(all)
 	var bounds map[string][2]time.Time
 	if q.Funnel != nil {
@@ -129,7 +153,15 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 		if e.At.Before(q.From) || !e.At.Before(q.To) {
 			continue
 		}
+		if (q.TestAccounts && isTestAccount(e)) || !(refStep{Any: true, Props: q.Properties}).matches(e) {
+			continue
+		}
 		id := personOf(e.DistinctID)
+		if q.GroupIndex > 0 {
+			if id = refString(e.Props[fmt.Sprintf("$group_%d", q.GroupIndex)]); id == "" {
+				continue
+			}
+		}
 		if bounds != nil {
 			b, ok := bounds[id]
 			if !ok || e.At.Before(b[0]) || e.At.After(b[1]) {
@@ -140,12 +172,7 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 			byPerson[id] = append(byPerson[id], e)
 		}
 	}
-	type acc struct {
-		n   int64
-		sum float64
-	}
-	counts := map[[2]string]*acc{}
-	for _, evs := range byPerson {
+	for id, evs := range byPerson {
 		sort.Slice(evs, func(a, b int) bool {
 			if !evs[a].At.Equal(evs[b].At) {
 				return evs[a].At.Before(evs[b].At)
@@ -154,14 +181,8 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 		})
 		var path []refStop
 		flush := func() {
-			p := q.cut(compact(path))
-			for i := 0; i+1 < len(p); i++ {
-				k := [2]string{fmt.Sprintf("%d_%s", i+1, p[i].item), fmt.Sprintf("%d_%s", i+2, p[i+1].item)}
-				if counts[k] == nil {
-					counts[k] = &acc{}
-				}
-				counts[k].n++
-				counts[k].sum += float64(p[i+1].at.Sub(p[i].at).Microseconds()) / 1000
+			if p := q.cut(compact(path)); len(p) > 0 {
+				visit(id, p)
 			}
 			path = nil
 		}
@@ -174,6 +195,25 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 		}
 		flush()
 	}
+}
+
+// edges is the answer: edges ordered, limited and pruned.
+func (q refPaths) edges(all []refEvent) []refEdge {
+	type acc struct {
+		n   int64
+		sum float64
+	}
+	counts := map[[2]string]*acc{}
+	q.walk(all, func(_ string, p []refStop) {
+		for i := 0; i+1 < len(p); i++ {
+			k := [2]string{pathKey(i, p), pathKey(i+1, p)}
+			if counts[k] == nil {
+				counts[k] = &acc{}
+			}
+			counts[k].n++
+			counts[k].sum += float64(p[i+1].at.Sub(p[i].at).Microseconds()) / 1000
+		}
+	})
 	var out []refEdge
 	for k, a := range counts {
 		if (q.MinWeight > 0 && a.n < q.MinWeight) || (q.MaxWeight > 0 && a.n > q.MaxWeight) {
@@ -218,6 +258,34 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 		}
 	}
 	return kept
+}
+
+// pathKey is the edge end of a path's i-th item (0-based).
+func pathKey(i int, p []refStop) string { return fmt.Sprintf("%d_%s", i+1, p[i].item) }
+
+// edgeActors are the actors of the paths taking the edge from start to
+// end ("" for either: any), each with the number of those paths.
+func (q refPaths) edgeActors(all []refEvent, start, end string) map[string]int {
+	out := map[string]int{}
+	q.walk(all, func(actor string, p []refStop) {
+		for i := 0; i+1 < len(p); i++ {
+			if (start == "" || pathKey(i, p) == start) && (end == "" || pathKey(i+1, p) == end) {
+				out[actor]++
+			}
+		}
+	})
+	return out
+}
+
+// dropoffActors are the actors of a path ending at key.
+func (q refPaths) dropoffActors(all []refEvent, key string) map[string]int {
+	out := map[string]int{}
+	q.walk(all, func(actor string, p []refStop) {
+		if pathKey(len(p)-1, p) == key {
+			out[actor]++
+		}
+	})
+	return out
 }
 
 // compact keeps the last event of each run of one item.
@@ -312,6 +380,18 @@ func (q refPaths) params() map[string]any {
 	}
 	if len(q.Groupings) > 0 {
 		m["path_groupings"] = q.Groupings
+	}
+	if q.Replacements {
+		m["path_replacements"] = true
+	}
+	if len(q.Properties) > 0 {
+		m["properties"] = conditions(q.Properties)
+	}
+	if q.TestAccounts {
+		m["filter_test_accounts"] = true
+	}
+	if q.GroupIndex > 0 {
+		m["aggregation_group_type_index"] = q.GroupIndex
 	}
 	if q.Start != "" {
 		m["start_point"] = q.Start

@@ -224,12 +224,14 @@ func (s *Server) deleteProject(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// deleteProjectData removes a deleted project's events and persons from
-// ClickHouse. It runs after the response: the deletion is a mutation that
-// may take a while on a big table, and the metadata is already gone.
+// deleteProjectData removes a deleted project's rows from every ClickHouse
+// table keyed by project (events, persons, cohort members...). It runs
+// after the response: the deletion is a mutation that may take a while on
+// a big table, and the metadata is already gone. The tables are the
+// engine's, where the data is stored, whatever analyses read.
 func (s *Server) deleteProjectData(ctx context.Context, id int64) {
-	for _, table := range []string{"events", "persons", "person_distinct_id", "person_overrides", "event_uuids"} {
-		// Table names come from this list, the project id is bound.
+	for _, table := range s.engine.Schema().TeamTables() {
+		// Table names come from the schema, the project id is bound.
 		err := s.engine.Exec(ctx, querybuilder.Statement{
 			SQL:    "ALTER TABLE " + table + " DELETE WHERE team_id = {team:Int64}",
 			Params: map[string]any{"team": id},

@@ -30,7 +30,9 @@ type Config struct {
 	// Limits are the engine settings every analysis runs under; their
 	// execution time follows the engine's query timeout.
 	Limits querybuilder.Limits
-	// Schema names the tables analyses read.
+	// Schema names the tables analyses read; zero means the engine's
+	// (olap.Engine.Schema). Ingestion and project deletion always use the
+	// engine's, where the data is stored.
 	Schema querybuilder.Schema
 }
 
@@ -94,7 +96,7 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	// may trust its memory of the uuids it stored.
 	cfg.Ingest.SoleWriter = engine.Backend() == "chdb"
 	if cfg.Schema.Events == "" {
-		cfg.Schema = querybuilder.DefaultSchema()
+		cfg.Schema = engine.Schema()
 	}
 	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
 		writer: olap.NewWriter(engine, log, cfg.Ingest), ingest: newIngestClock()}

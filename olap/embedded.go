@@ -24,6 +24,8 @@ type Embedded struct {
 	log     *slog.Logger
 	timeout time.Duration
 	path    string
+	schema  querybuilder.Schema
+	events  Table // schema.Events, as ingestion writes it
 
 	// pool holds the connections analyses run on; reserved those kept for
 	// statements without a project, which may also take a free analysis
@@ -72,6 +74,8 @@ func OpenEmbedded(cfg Config, log *slog.Logger) (*Embedded, error) {
 	}
 	e := &Embedded{lib: lib, log: log, timeout: cfg.QueryTimeout, path: cfg.DataDir, pool: make(chan *chdb.Conn, cfg.Connections),
 		reserved: make(chan *chdb.Conn, reservedConnections), fair: newFairShare(cfg.perProject(), cfg.queueWait())}
+	e.schema = cfg.schema()
+	e.events = tablesOf(e.schema).events
 	for i := 0; i <= cfg.Connections+reservedConnections; i++ {
 		c, err := lib.Connect(cfg.DataDir, engineArgs...)
 		if err != nil {
@@ -96,6 +100,9 @@ func OpenEmbedded(cfg Config, log *slog.Logger) (*Embedded, error) {
 
 // Backend implements Engine.
 func (e *Embedded) Backend() string { return "chdb" }
+
+// Schema implements Engine.
+func (e *Embedded) Schema() querybuilder.Schema { return e.schema }
 
 // Version is the embedded engine's version.
 func (e *Embedded) Version() string { return e.lib.Version() }
@@ -254,7 +261,7 @@ func (e *Embedded) InsertEvents(ctx context.Context, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	return e.insert(ctx, eventsTable, len(events), encodeEvents(events))
+	return e.insert(ctx, e.events, len(events), encodeEvents(events))
 }
 
 // Insert implements Engine.

@@ -38,6 +38,9 @@ type Engine interface {
 	Ping(ctx context.Context) error
 	// Backend names the backend: "chdb" or "clickhouse".
 	Backend() string
+	// Schema names the tables the engine's data lives in: those ingestion
+	// writes, crash recovery reads and project deletion clears.
+	Schema() querybuilder.Schema
 	// Close releases the engine; in-flight calls should have returned.
 	Close() error
 }
@@ -64,6 +67,18 @@ type Config struct {
 	// waits for its project's slot before it is refused (ErrThrottled).
 	PerProject int
 	QueueWait  time.Duration
+	// Schema names insightd's tables; zero means
+	// querybuilder.DefaultSchema(), the layout migrations/clickhouse
+	// creates.
+	Schema querybuilder.Schema
+}
+
+// schema is the configured schema, or the default layout.
+func (c Config) schema() querybuilder.Schema {
+	if c.Schema.Events == "" {
+		return querybuilder.DefaultSchema()
+	}
+	return c.Schema
 }
 
 // reservedConnections are the embedded connections kept for statements

@@ -22,6 +22,7 @@ import (
 // could each create a link the other does not see until its cache misses.
 type identity struct {
 	engine Engine
+	tables querybuilder.Schema
 	log    *slog.Logger
 	teams  map[int64]*teamIdentity
 	// cached counts distinct ids held over all teams; past limit the
@@ -46,8 +47,8 @@ type pending struct {
 	overrides   [][]any
 }
 
-func newIdentity(engine Engine, log *slog.Logger, limit int) *identity {
-	return &identity{engine: engine, log: log, teams: map[int64]*teamIdentity{}, limit: limit}
+func newIdentity(engine Engine, tables querybuilder.Schema, log *slog.Logger, limit int) *identity {
+	return &identity{engine: engine, tables: tables, log: log, teams: map[int64]*teamIdentity{}, limit: limit}
 }
 
 // versionClock hands out increasing versions for the versioned tables:
@@ -130,7 +131,7 @@ func (id *identity) team(ctx context.Context, team int64) (*teamIdentity, error)
 	}
 	rows, err := id.engine.Query(ctx, querybuilder.Statement{
 		SQL: `SELECT old_person_id, argMax(override_person_id, version)
-FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id`,
+FROM ` + id.tables.Overrides + ` WHERE team_id = {team:Int64} GROUP BY old_person_id`,
 		Params: map[string]any{"team": team},
 	})
 	if err != nil {
@@ -179,7 +180,7 @@ func (id *identity) prefetch(ctx context.Context, ti *teamIdentity, events []Eve
 			return err
 		}
 		rows, err := id.engine.Query(ctx, querybuilder.Statement{
-			SQL: `SELECT distinct_id, argMax(person_id, version) FROM person_distinct_id
+			SQL: `SELECT distinct_id, argMax(person_id, version) FROM ` + id.tables.DistinctIDs + `
 WHERE team_id = {team:Int64} AND distinct_id IN (SELECT d FROM format(JSONEachRow, 'd String', {ids:String}))
 GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
 			Params: map[string]any{"team": ti.id, "ids": data},
@@ -228,7 +229,7 @@ func (id *identity) loadPersons(ctx context.Context, ti *teamIdentity, ids []uui
 	rows, err := id.engine.Query(ctx, querybuilder.Statement{
 		SQL: `SELECT id, argMax(property_times, version), argMax(created_at, version),
     argMax(is_identified, version), argMax(is_deleted, version)
-FROM persons WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)} GROUP BY id`,
+FROM ` + id.tables.Persons + ` WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)} GROUP BY id`,
 		Params: map[string]any{"team": ti.id, "ids": ids},
 	})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // Table is one of insightd's own tables as ingestion writes it: a fixed
@@ -20,18 +22,24 @@ type Table struct {
 	columns []string
 }
 
-// The tables ingestion writes besides events.
-var (
-	PersonsTable = Table{"persons", []string{
-		"id", "team_id", "properties", "property_times", "created_at", "is_identified", "is_deleted", "version"}}
-	DistinctIDsTable = Table{"person_distinct_id", []string{
-		"team_id", "distinct_id", "person_id", "is_deleted", "version"}}
-	OverridesTable = Table{"person_overrides", []string{
-		"team_id", "old_person_id", "override_person_id", "version"}}
-	eventUUIDsTable = Table{"event_uuids", []string{"team_id", "uuid"}}
-	eventsTable     = Table{"events", []string{
-		"uuid", "team_id", "event", "distinct_id", "person_id", "timestamp", "properties", "created_at"}}
-)
+// tables are the tables ingestion writes, named by the engine's schema:
+// the columns are fixed here, the names come from one Schema value
+// (Config.Schema) like every statement's.
+type tables struct {
+	events, persons, distinctIDs, overrides, eventUUIDs Table
+}
+
+func tablesOf(s querybuilder.Schema) tables {
+	return tables{
+		events: Table{s.Events, []string{
+			"uuid", "team_id", "event", "distinct_id", "person_id", "timestamp", "properties", "created_at"}},
+		persons: Table{s.Persons, []string{
+			"id", "team_id", "properties", "property_times", "created_at", "is_identified", "is_deleted", "version"}},
+		distinctIDs: Table{s.DistinctIDs, []string{"team_id", "distinct_id", "person_id", "is_deleted", "version"}},
+		overrides:   Table{s.Overrides, []string{"team_id", "old_person_id", "override_person_id", "version"}},
+		eventUUIDs:  Table{s.EventUUIDs, []string{"team_id", "uuid"}},
+	}
+}
 
 // Name is the table's name.
 func (t Table) Name() string { return t.name }

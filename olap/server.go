@@ -31,6 +31,8 @@ type Server struct {
 	conn    driver.Conn
 	log     *slog.Logger
 	timeout time.Duration
+	schema  querybuilder.Schema
+	events  Table // schema.Events, as ingestion writes it
 	// fair limits each project's analyses (fairness.go).
 	fair *fairShare
 
@@ -69,6 +71,8 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 		return nil, fmt.Errorf("open ClickHouse server %s: %w", strings.Join(opts.Addr, ","), err)
 	}
 	s := &Server{conn: conn, log: log, timeout: cfg.QueryTimeout, fair: newFairShare(cfg.perProject(), cfg.queueWait())}
+	s.schema = cfg.schema()
+	s.events = tablesOf(s.schema).events
 	rows, err := s.Query(ctx, querybuilder.Statement{SQL: "SELECT version() AS version, timezone() AS tz"})
 	if err != nil {
 		_ = conn.Close()
@@ -86,6 +90,9 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 
 // Backend implements Engine.
 func (s *Server) Backend() string { return "clickhouse" }
+
+// Schema implements Engine.
+func (s *Server) Schema() querybuilder.Schema { return s.schema }
 
 // queryContext carries the query id (so Cancel and system.query_log can
 // find the statement) and the encoded parameters, which clickhouse-go
@@ -191,11 +198,11 @@ func (s *Server) Exec(ctx context.Context, stmt querybuilder.Statement) error {
 func (s *Server) InsertEvents(ctx context.Context, events []Event) error {
 	rows := make([][]any, len(events))
 	for i, ev := range events {
-		// Same order as eventsTable's columns.
+		// Same order as the events table's columns (tablesOf).
 		rows[i] = []any{ev.UUID, ev.TeamID, ev.Event, ev.DistinctID, ev.PersonID,
 			ev.Timestamp.UTC(), ev.Properties, ev.CreatedAt.UTC()}
 	}
-	return s.Insert(ctx, eventsTable, rows)
+	return s.Insert(ctx, s.events, rows)
 }
 
 // Insert implements Engine, as one native block like InsertEvents.

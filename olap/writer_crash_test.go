@@ -153,7 +153,7 @@ type flakyUUIDs struct {
 }
 
 func (f *flakyUUIDs) Insert(ctx context.Context, t Table, rows [][]any) error {
-	if f.fail.Load() && t.name == eventUUIDsTable.name {
+	if f.fail.Load() && t.name == f.Schema().EventUUIDs {
 		return errors.New("event_uuids refused the insert")
 	}
 	return f.Engine.Insert(ctx, t, rows)

@@ -40,8 +40,8 @@ func (w *Writer) recoveryWindow() time.Duration { return w.cfg.Timeout + recover
 // have stored without recording them.
 func (w *Writer) recoverAtStart(ctx context.Context) error {
 	rows, err := w.engine.Query(ctx, querybuilder.Statement{SQL: `SELECT
-    (SELECT max(recovered_to) FROM ingest_checkpoint) AS checkpoint,
-    (SELECT max(created_at) FROM events
+    (SELECT max(recovered_to) FROM ` + w.schema.IngestCheckpoint + `) AS checkpoint,
+    (SELECT max(created_at) FROM ` + w.schema.Events + `
      WHERE created_at > checkpoint AND created_at <= now64(6, 'UTC') + INTERVAL 1 MINUTE) AS newest`})
 	if err != nil {
 		return fmt.Errorf("find the events to recover: %w", err)
@@ -59,7 +59,7 @@ func (w *Writer) recoverAtStart(ctx context.Context) error {
 		return err
 	}
 	return w.engine.Exec(ctx, querybuilder.Statement{
-		SQL:    `INSERT INTO ingest_checkpoint (recovered_to) VALUES ({t:DateTime64(6, 'UTC')})`,
+		SQL:    `INSERT INTO ` + w.schema.IngestCheckpoint + ` (recovered_to) VALUES ({t:DateTime64(6, 'UTC')})`,
 		Params: map[string]any{"t": newest},
 	})
 }
@@ -68,8 +68,8 @@ func (w *Writer) recoverAtStart(ctx context.Context) error {
 func (w *Writer) recordSince(ctx context.Context, from time.Time) error {
 	start := time.Now()
 	err := w.engine.Exec(ctx, querybuilder.Statement{
-		SQL: `INSERT INTO event_uuids (team_id, uuid)
-SELECT team_id, uuid FROM events WHERE created_at >= {from:DateTime64(6, 'UTC')}`,
+		SQL: `INSERT INTO ` + w.schema.EventUUIDs + ` (team_id, uuid)
+SELECT team_id, uuid FROM ` + w.schema.Events + ` WHERE created_at >= {from:DateTime64(6, 'UTC')}`,
 		Params: map[string]any{"from": from},
 	})
 	if err != nil {

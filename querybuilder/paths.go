@@ -64,7 +64,7 @@ const (
 )
 
 // pathsKind answers insights/path and computes PATHS insights.
-var pathsKind = Kind{Name: "paths", Route: "path", Insight: "PATHS",
+var pathsKind = Kind{Name: "paths", Route: "path", Insight: "PATHS", Persons: "path",
 	Parse: func(p Params, env Env) (Query, error) { return ParsePaths(p, env) }}
 
 // ParsePaths reads a paths request from its parameters in env.

@@ -29,22 +29,11 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if q.clock.loc == nil {
 		return Statement{}, errors.New("querybuilder: paths needs a request that ParsePaths validated")
 	}
-	if err := q.applyFacts(f); err != nil {
+	s, perActor, err := q.perActorSource(f)
+	if err != nil {
 		return Statement{}, err
 	}
-	s := newEventSource(&q.Common, f)
-	perActor := q.perActor(s)
-	if q.Funnel != nil {
-		if err := q.Funnel.applyFacts(f); err != nil {
-			return Statement{}, err
-		}
-		perActor = q.withinFunnel(s, perActor)
-	}
-	// Each path's edges zipped by ARRAY JOIN over arrays of one length,
-	// so that no row's path is copied once per edge.
-	edges := "SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, d / 1000 AS dt\n" +
-		"FROM (\n" + indent(q.paths(s, perActor)) + "\n)\n" +
-		"ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d"
+	edges := q.edges(q.paths(s, perActor, false), false)
 	var having []string
 	if q.MinWeight > 0 {
 		having = append(having, "value >= "+s.bind("UInt64", uint64(q.MinWeight)))
@@ -59,6 +48,45 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	}
 	sql += "\nORDER BY value DESC, source, target\nLIMIT " + s.bind("UInt64", uint64(q.EdgeLimit))
 	return s.statement(sql), nil
+}
+
+// perActorSource resolves what depends on the facts and gives steps 1
+// and 2, the rows of each actor's sorted events (perActor, narrowed to
+// the funnel's actors and times with funnel paths), and their source.
+func (q *PathsQuery) perActorSource(f Facts) (*eventSource, string, error) {
+	if err := q.applyFacts(f); err != nil {
+		return nil, "", err
+	}
+	s := newEventSource(&q.Common, f)
+	perActor := q.perActor(s)
+	if q.Funnel != nil {
+		if err := q.Funnel.applyFacts(f); err != nil {
+			return nil, "", err
+		}
+		perActor = q.withinFunnel(s, perActor)
+	}
+	return s, perActor, nil
+}
+
+// edges is step 4's rows before counting: one per edge a path takes,
+// with its source, target and time apart (dt, milliseconds), and with
+// actor the path's actor a. Each path's edges are zipped by ARRAY JOIN
+// over arrays of one length, so that no row's path is copied once per
+// edge.
+func (q *PathsQuery) edges(paths string, actor bool) string {
+	return "SELECT " + carried(actor) + "concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, d / 1000 AS dt\n" +
+		"FROM (\n" + indent(paths) + "\n)\n" +
+		"ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d"
+}
+
+// carried is the actor column a step carries along when its rows serve
+// the actors behind the edges (PathsQuery.Actors); the edges themselves
+// leave it out, so that no path drags its actor along.
+func carried(actor bool) string {
+	if actor {
+		return "a, "
+	}
+	return ""
 }
 
 // item is an event's path item before cleaning: a pageview's URL with
@@ -185,10 +213,11 @@ func (q *PathsQuery) withinFunnel(s *eventSource, perActor string) string {
 		"\n) AS pa\nINNER JOIN (\n" + indent(actors) + "\n) AS fa ON fa.actor = pa.a"
 }
 
-// paths is step 3: columns p (items) and pt (their times) per path.
-func (q *PathsQuery) paths(s *eventSource, perActor string) string {
+// paths is step 3: columns p (items) and pt (their times) per path,
+// with actor also the path's actor a.
+func (q *PathsQuery) paths(s *eventSource, perActor string, actor bool) string {
 	gap := fmt.Sprint(int64(pathSessionGapMins) * 60 * 1_000_000)
-	split := "SELECT path_items, path_ts\nFROM (\n" + indent(perActor) + "\n)\n" +
+	split := "SELECT " + carried(actor) + "path_items, path_ts\nFROM (\n" + indent(perActor) + "\n)\n" +
 		"ARRAY JOIN arraySplit((x, d) -> d >= " + gap + ", items, arrayDifference(ts)) AS path_items,\n" +
 		"    arraySplit((x, d) -> d >= " + gap + ", ts, arrayDifference(ts)) AS path_ts"
 	// A run of one item keeps its last event: an event is kept when the
@@ -196,7 +225,7 @@ func (q *PathsQuery) paths(s *eventSource, perActor string) string {
 	// nothing from the row: a lambda that reads another array of the row
 	// makes the engine copy that array for every element (quadratic in
 	// the path's length: 10x slower over a week of pageviews).
-	compact := "SELECT arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,\n" +
+	compact := "SELECT " + carried(actor) + "arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,\n" +
 		"    arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times\nFROM (\n" +
 		indent(split) + "\n)"
 	k := s.bind("UInt64", uint64(q.StepLimit))
@@ -226,7 +255,7 @@ func (q *PathsQuery) paths(s *eventSource, perActor string) string {
 	default:
 		cols = []string{"arraySlice(items, 1, " + k + ") AS p", "arraySlice(times, 1, " + k + ") AS pt"}
 	}
-	sql := "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM (\n" + indent(compact) + "\n)"
+	sql := "SELECT " + carried(actor) + strings.Join(cols, ",\n    ") + "\nFROM (\n" + indent(compact) + "\n)"
 	if where != "" {
 		sql += "\nWHERE " + where
 	}

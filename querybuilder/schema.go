@@ -1,6 +1,7 @@
 package querybuilder
 
-// Schema names the tables analyses read. One value is handed in with the
+// Schema names insightd's ClickHouse tables: those analyses read, those
+// ingestion writes and those a project's deletion clears. One value is handed in with the
 // environment, so that a deployment whose events live elsewhere (a
 // cluster's Distributed table, a database prefix) changes them in one
 // place rather than in every statement.
@@ -18,18 +19,33 @@ type Schema struct {
 	EventUUIDs string
 	// CohortPeople holds the computed members of cohorts, by version.
 	CohortPeople string
+	// Groups holds every version of every group ($groupidentify).
+	Groups string
+	// IngestCheckpoint remembers how far ingestion's crash recovery has
+	// read (one row per recovery, no project).
+	IngestCheckpoint string
 }
 
 // DefaultSchema is the single-node layout migrations/clickhouse creates.
 func DefaultSchema() Schema {
 	return Schema{
-		Events:       "events",
-		Persons:      "persons",
-		DistinctIDs:  "person_distinct_id",
-		Overrides:    "person_overrides",
-		EventUUIDs:   "event_uuids",
-		CohortPeople: "cohort_people",
+		Events:           "events",
+		Persons:          "persons",
+		DistinctIDs:      "person_distinct_id",
+		Overrides:        "person_overrides",
+		EventUUIDs:       "event_uuids",
+		CohortPeople:     "cohort_people",
+		Groups:           "groups",
+		IngestCheckpoint: "ingest_checkpoint",
 	}
+}
+
+// TeamTables are the tables whose rows belong to one project (keyed by
+// team_id): what deleting a project must clear. A table added to the
+// schema with a team_id belongs here.
+func (s Schema) TeamTables() []string {
+	s = s.orDefault()
+	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups}
 }
 
 // orDefault is s, or the default layout when s was left empty (tests and
