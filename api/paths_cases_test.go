@@ -221,3 +221,84 @@ func TestPathsTakeHostileStringsAsData(t *testing.T) {
 	body["local_path_cleaning_filters"] = []map[string]string{{"regex": hostile, "alias": "x"}}
 	p.wantInvalid(t, "path", body, "local_path_cleaning_filters")
 }
+
+func screen(who, name string, minutes float64) refEvent {
+	e := ev(who, "$screen", minutes)
+	e.Props["$screen_name"] = name
+	return e
+}
+
+// withProps adds "key", "value" property pairs to an event.
+func withProps(e refEvent, kv ...string) refEvent {
+	for i := 0; i+1 < len(kv); i += 2 {
+		e.Props[kv[i]] = kv[i+1]
+	}
+	return e
+}
+
+// The parameters that choose the events read, and the weights' upper
+// bound, by hand: each case in a project with pathsProjectCleaning and
+// pathsTestAccounts set, so that only the request decides.
+func TestPathsEventsAndWeightsWorkedByHand(t *testing.T) {
+	env := newFunnelEnv(t)
+	day := refPaths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC),
+		ProjectCleaning: pathsProjectCleaning}
+	mixed := []refEvent{pv("u1", "/a", 0), ev("u1", "signup", 1), ev("u1", "$autocapture", 1.5), screen("u1", "Home", 2), pv("u1", "/b", 3)}
+	weights := []refEvent{}
+	for i, items := range [][]string{{"A", "B", "X"}, {"A", "B", "X"}, {"A", "B", "Y"}, {"A", "B"}} {
+		for k, item := range items {
+			weights = append(weights, ev(fmt.Sprintf("u%d", i), item, float64(k)))
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []refEvent
+		q      func(*refPaths)
+		want   []apiPathEdge
+	}{
+		{"$pageview alone reads pageviews", mixed, func(q *refPaths) { q.Pageviews = true },
+			[]apiPathEdge{edge("1_/a", "2_/b", 1, 3)}},
+		{"$screen and custom_event read screens and events without a $", mixed, func(q *refPaths) { q.Screens, q.AllCustom = true, true },
+			[]apiPathEdge{edge("1_signup", "2_Home", 1, 1)}},
+		{"include_custom_events adds named events, $ ones included", mixed, func(q *refPaths) { q.Pageviews, q.Custom = true, []string{"$autocapture"} },
+			[]apiPathEdge{edge("1_/a", "2_$autocapture", 1, 1.5), edge("2_$autocapture", "3_/b", 1, 1.5)}},
+		{"none of them reads every event", mixed, func(q *refPaths) {},
+			[]apiPathEdge{edge("1_/a", "2_signup", 1, 1), edge("2_signup", "3_$autocapture", 1, 0.5), edge("3_$autocapture", "4_Home", 1, 0.5),
+				edge("4_Home", "5_/b", 1, 1)}},
+		{"max_edge_weight drops heavier edges and keeps the rest unpruned", weights, func(q *refPaths) { q.MaxWeight = 2 },
+			[]apiPathEdge{edge("2_B", "3_X", 2, 1), edge("2_B", "3_Y", 1, 1)}},
+		{"min and max together", weights, func(q *refPaths) { q.MinWeight, q.MaxWeight = 2, 3 },
+			[]apiPathEdge{edge("2_B", "3_X", 2, 1)}},
+		{"properties keep the events that match",
+			[]refEvent{withProps(ev("u1", "A", 0), "plan", "pro"), ev("u1", "B", 1), withProps(ev("u1", "C", 2), "plan", "pro")},
+			func(q *refPaths) { q.Properties = map[string]string{"plan": "pro"} }, []apiPathEdge{edge("1_A", "2_C", 1, 2)}},
+		{"filter_test_accounts drops the project's test events",
+			[]refEvent{ev("u1", "A", 0), withProps(ev("u1", "B", 1), "$browser", "Bot"), ev("u1", "C", 2)},
+			func(q *refPaths) { q.TestAccounts = true }, []apiPathEdge{edge("1_A", "2_C", 1, 2)}},
+		{"without filter_test_accounts they stay",
+			[]refEvent{ev("u1", "A", 0), withProps(ev("u1", "B", 1), "$browser", "Bot"), ev("u1", "C", 2)},
+			func(q *refPaths) {}, []apiPathEdge{edge("1_A", "2_B", 1, 1), edge("2_B", "3_C", 1, 1)}},
+		{"aggregation_group_type_index makes a group's events one path, across persons",
+			[]refEvent{withProps(ev("u1", "A", 0), "$group_1", "acme"), withProps(ev("u2", "B", 1), "$group_1", "acme"), ev("u3", "C", 2),
+				withProps(ev("u2", "D", 3), "$group_1", "beta"), withProps(ev("u3", "E", 4), "$group_1", "acme")},
+			func(q *refPaths) { q.GroupIndex = 1 }, []apiPathEdge{edge("1_A", "2_B", 1, 1), edge("2_B", "3_E", 1, 3)}},
+		{"path_replacements applies the project's rules before the request's",
+			[]refEvent{pv("u1", "/item/12?x=1", 0), pv("u1", "/item/7", 1), pv("u1", "/pay?y", 2)},
+			func(q *refPaths) { q.Replacements, q.Cleaning = true, [][2]string{{`N$`, `:id`}} },
+			[]apiPathEdge{edge("1_/item/:id", "2_/pay", 1, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := day
+			tc.q(&q)
+			if got := q.edges(tc.events); fmt.Sprint(asAPIEdges(got)) != fmt.Sprint(tc.want) {
+				t.Fatalf("the reference disagrees with the hand-worked answer:\n got %v\nwant %v", asAPIEdges(got), tc.want)
+			}
+			p := pathsProject(t, env, tc.events)
+			var got []apiPathEdge
+			p.result(t, "path", q.params(), &got)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}

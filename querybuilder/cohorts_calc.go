@@ -102,7 +102,7 @@ func CohortStaticMembers(env Env, co Cohort, version int64, distinctIDs []string
 	return s.statement("INSERT INTO " + s.schema.CohortPeople + " (team_id, cohort_id, version, person_id)\n" +
 		"SELECT DISTINCT {team:Int64}, " + s.bind("Int64", co.ID) + ", " + s.bind("UInt64", uint64(version)) +
 		", if(empty(po.override_person_id), d.person_id, po.override_person_id)\nFROM (\n" + indent(ids) + "\n) AS d\n" +
-		strings.Replace(s.schema.overridesJoin(), "e.person_id", "d.person_id", 1)), nil
+		s.schema.overridesJoinOn("d")), nil
 }
 
 // CohortCount counts a cohort's members of one version.
