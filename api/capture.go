@@ -98,6 +98,10 @@ func (s *Server) capture(c *gin.Context) {
 			p.events[i].Properties = withIP(p.events[i].Properties, ip)
 		}
 	}
+	if err := s.captureGroups(ctx, proj.ID, p); err != nil {
+		writeError(c, err)
+		return
+	}
 	if res := s.writer.Write(ctx, p.events); res.Err != nil {
 		writeError(c, storeError(res.Err))
 		return

@@ -71,6 +71,9 @@ type propertyHead struct {
 type payload struct {
 	token  string
 	events []olap.Capture
+	// single says the body was one event, not a batch: errors name its
+	// fields without batch[i].
+	single bool
 }
 
 // parsePayload reads a capture body received at now. Event fields are
@@ -125,7 +128,7 @@ func parsePayloadScan(body []byte, now time.Time, scan bool) (*payload, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.events = []olap.Capture{c}
+		p.events, p.single = []olap.Capture{c}, true
 		if p.token == "" {
 			p.token = token
 		}

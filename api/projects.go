@@ -408,6 +408,7 @@ func projectFull(p *metadata.Project) projectJSON {
 		SessionReplayConfig:                         nullJSON(p.SessionReplayConfig.Valid, p.SessionReplayConfig.JSONText),
 		EffectiveMembershipLevel:                    p.MembershipLevel,
 		WeekStartDay:                                intPtr(p.WeekStartDay.Int64, p.WeekStartDay.Valid),
+		HasGroupTypes:                               p.HasGroupTypes,
 		PrimaryDashboard:                            intPtr(p.PrimaryDashboard.Int64, p.PrimaryDashboard.Valid),
 		LiveEventsColumns:                           list(p.LiveEventsColumns), RecordingDomains: list(p.RecordingDomains),
 		InjectWebApps: p.InjectWebApps, ExtraSettings: json.RawMessage(p.ExtraSettings), Modifiers: json.RawMessage(p.Modifiers),

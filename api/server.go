@@ -70,6 +70,8 @@ type Server struct {
 	writer *olap.Writer
 	// ingested remembers projects known to have their ingested_event set.
 	ingested sync.Map
+	// groupTypes caches projects' group types for capture (capture_groups.go).
+	groupTypes groupTypeCache
 	// ingest is when each project last received events, which makes
 	// cached results of open ranges stale; flights computes each result
 	// once for concurrent requests; lastPrune is when long-stale cached
@@ -160,6 +162,7 @@ func (s *Server) Handler() http.Handler {
 	s.cohortRoutes(api)
 	s.eventRoutes(api)
 	s.personsRoutes(api)
+	s.groupRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

@@ -31,6 +31,7 @@ var Scopes = []string{
 	"person:read", "person:write",
 	"action:read", "action:write",
 	"cohort:read", "cohort:write",
+	"group:read", "group:write",
 }
 
 // AllScopes is the scope that grants every other.

@@ -42,6 +42,7 @@ type Project struct {
 	SessionRecordingNetworkPayloadCaptureConfig types.NullJSONText `db:"session_recording_network_payload_capture_config"`
 	SessionReplayConfig                         types.NullJSONText `db:"session_replay_config"`
 	WeekStartDay                                sql.NullInt64      `db:"week_start_day"`
+	HasGroupTypes                               bool               `db:"has_group_types"`
 	PrimaryDashboard                            sql.NullInt64      `db:"primary_dashboard"`
 	LiveEventsColumns                           pq.StringArray     `db:"live_events_columns"`
 	RecordingDomains                            pq.StringArray     `db:"recording_domains"`

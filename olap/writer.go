@@ -23,6 +23,8 @@ type Capture struct {
 	// when the uuid and the request say (see recentUUIDs); else zero.
 	UUIDTime time.Time
 	Person   *PersonUpdate
+	// Group is a $groupidentify's update of its group (groups.go).
+	Group *GroupUpdate
 }
 
 // WriterConfig tunes group commit.
@@ -99,6 +101,7 @@ type Writer struct {
 	quit   chan struct{}
 	done   chan struct{}
 	ident  *identity
+	groups groupCache // the preparing stage's, as ident
 	stats  WriterStats
 	// recent is nil unless SoleWriter; only the preparing stage uses it.
 	recent *recentUUIDs

@@ -26,6 +26,7 @@ type batch struct {
 	events  []Event // to insert: duplicates dropped, persons resolved
 	owner   []int   // events[i] came from group[owner[i]]
 	persons [][]any // rows of the persons table
+	groups  [][]any // rows of GroupsTable
 	p       *pending
 	// fresh holds the client-chosen uuids of events to insert, recorded in
 	// event_uuids after them; inflight the same keys, held by the
@@ -127,6 +128,9 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 		return b
 	}
 	b.p, b.persons = p, p.personRows(&w.ident.clock)
+	if b.groups, b.err = w.prepareGroups(ctx, gen, group); b.err != nil {
+		return b
+	}
 	for _, i := range append(known, retried...) {
 		if !stored[events[i].UUID] {
 			k := teamUUID{events[i].TeamID, events[i].UUID}
@@ -162,6 +166,7 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 		{w.tables.persons, b.persons},
 		{w.tables.distinctIDs, b.p.distinctIDs},
 		{w.tables.overrides, b.p.overrides},
+		{GroupsTable, b.groups},
 	}
 	errs := make([]error, len(writes))
 	start := time.Now()

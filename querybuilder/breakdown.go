@@ -47,6 +47,8 @@ type BreakdownProp struct {
 	// Bins splits a numeric property into that many bins of about as
 	// many events each (trends only); 0 for none.
 	Bins int `json:"histogram_bin_count,omitempty"`
+	// GroupTypeIndex is the group type of a group property.
+	GroupTypeIndex *int `json:"group_type_index,omitempty"`
 }
 
 // Breakdown bounds.
@@ -59,7 +61,7 @@ const (
 )
 
 // Breakdown types PostHog defines that insightd cannot compute yet.
-var unsupportedBreakdownTypes = map[string]bool{"group": true, "hogql": true, "data_warehouse": true}
+var unsupportedBreakdownTypes = map[string]bool{"hogql": true, "data_warehouse": true}
 
 // breakdownOptions say what a kind can break down by.
 type breakdownOptions struct {
@@ -147,8 +149,11 @@ func parseBreakdownProp(p Params, prefix, keyName, typeName, normName, binsName 
 			if _, known := sessionKeys[prop.Property]; !known {
 				pr.add(attr, "%s%s %q is not a session property; use one of %s", prefix, keyName, prop.Property, sessionKeyList())
 			}
+		case t == condGroup:
+			prop.Type = t
+			prop.GroupTypeIndex = parseBreakdownGroup(p, prefix, pr)
 		case unsupportedBreakdownTypes[t]:
-			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person or session", prefix, typeName, t)
+			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person, group or session", prefix, typeName, t)
 		default:
 			pr.add(attrOr(prefix, typeName), "%s%s must be one of event, person, cohort, group, session, hogql; got %q", prefix, typeName, t)
 		}
@@ -280,7 +285,7 @@ func (bd *Breakdown) bins() int {
 
 // rawSQL is the first property's text as stored (plain breakdowns).
 func (bd *Breakdown) rawSQL(sc *scope) string {
-	return propertyText(sc, bd.Type, bd.Property)
+	return bd.Props[0].text(sc)
 }
 
 // valueSQL is an event's breakdown value: the property as text (a URL
@@ -295,7 +300,7 @@ func (bd *Breakdown) valueSQL(sc *scope) string {
 	}
 	values := make([]string, len(bd.Props))
 	for i, p := range bd.Props {
-		x := propertyText(sc, p.Type, p.Property)
+		x := p.text(sc)
 		if p.NormalizeURL {
 			// PostHog's normalisation: trailing /, ? and # go; / alone stays.
 			x = "if(empty(trim(TRAILING '/?#' FROM " + x + ")), if(empty(" + x + "), '', '/'), trim(TRAILING '/?#' FROM " + x + "))"

@@ -23,6 +23,8 @@ type PropertyFilter struct {
 	Operator string
 	Value    any // as sent: string, json.Number, bool, []any
 	Negation bool
+	// GroupTypeIndex is the group type a condition of type group reads.
+	GroupTypeIndex int
 
 	// What Value means for the operator, resolved while validating.
 	strs        []string  // exact, is_not, icontains, regex
@@ -52,7 +54,7 @@ const operatorList = "exact, is_not, icontains, not_icontains, regex, not_regex,
 // Property types PostHog defines that insightd cannot filter on yet: a
 // request naming one is refused as a 400 rather than silently widened.
 var unsupportedPropertyTypes = map[string]bool{
-	"group": true, "element": true, "hogql": true, "data_warehouse": true, "feature": true,
+	"element": true, "hogql": true, "data_warehouse": true, "feature": true,
 	"recording": true, "log_entry": true, "data_warehouse_person_property": true,
 }
 
@@ -242,11 +244,16 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 		switch {
 		case isStr && (s == "event" || s == "person" || s == "session"):
 			c.Type = s
+		case isStr && s == condGroup:
+			c.Type = s
+			if c.GroupTypeIndex, ok = groupTypeIndexOf(x["group_type_index"]); !ok {
+				pp.pr.add(attr, "%s.group_type_index must be a group type 0 to %d with type group", path, maxGroupTypeIndex)
+			}
 		case isStr && unsupportedPropertyTypes[s]:
-			pp.pr.add(attr, "%s.type: %s properties are not supported yet; use event, person or session", path, s)
+			pp.pr.add(attr, "%s.type: %s properties are not supported yet; use event, person, group or session", path, s)
 			ok = false
 		default:
-			pp.pr.add(attr, "%s.type must be event, person, session or cohort, got %v", path, t)
+			pp.pr.add(attr, "%s.type must be event, person, group, session or cohort, got %v", path, t)
 			ok = false
 		}
 	}
@@ -437,6 +444,9 @@ func (f *PropertyFilter) JSON() any {
 		if f.Negation {
 			m["negation"] = true
 		}
+		if f.Type == condGroup {
+			m["group_type_index"] = f.GroupTypeIndex
+		}
 		return m
 	}
 	values := make([]any, len(f.Values))
@@ -552,12 +562,18 @@ func (f *PropertyFilter) conditionSQL(sc *scope) string {
 			// A person without a row (or deleted) has nothing set.
 			set = sc.person("JSONType(properties, "+b.str(f.Key)+") != 'Null'") + " = 1"
 		}
+		if f.Type == condGroup {
+			set = groupIsSet(sc, f.GroupTypeIndex, f.Key)
+		}
 		if f.Operator == "is_not_set" {
 			return "NOT (" + set + ")"
 		}
 		return set
 	}
 	x := propertyText(sc, f.Type, f.Key)
+	if f.Type == condGroup {
+		x = groupText(sc, f.GroupTypeIndex, f.Key)
+	}
 	switch f.Operator {
 	case "exact", "is_not":
 		eq, in := "=", "IN"

@@ -46,6 +46,9 @@ func ParsePersons(p Params, env Env) (*PersonsQuery, error) {
 		if q.Properties.usesSessions() {
 			pr.add("properties", "persons have no session properties: filter them by person properties")
 		}
+		if q.Properties.usesGroups() {
+			pr.add("properties", "persons have no group properties: filter them by person properties")
+		}
 		q.Properties.asPerson()
 	}
 	if n, ok := p.integer("limit", pr); ok {

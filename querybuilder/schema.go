@@ -61,11 +61,15 @@ func (s Schema) orDefault() Schema {
 // merged persons (see eventSource.personID). It needs {team:Int64}. The
 // right side holds only merged persons of one project: small next to
 // events.
-func (s Schema) overridesJoin() string {
+func (s Schema) overridesJoin() string { return s.overridesJoinOn("e") }
+
+// overridesJoinOn resolves the person_id of the rows aliased alias (a
+// constant of the caller's, never input) through the overrides.
+func (s Schema) overridesJoinOn(alias string) string {
 	return `LEFT JOIN (
     SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
     FROM ` + s.Overrides + ` WHERE team_id = {team:Int64} GROUP BY old_person_id
-) AS po ON e.person_id = po.old_person_id`
+) AS po ON ` + alias + `.person_id = po.old_person_id`
 }
 
 // Events are stored with the person their distinct id belonged to when

@@ -28,7 +28,10 @@ type eventSource struct {
 	// properties read through the session join (sessions.go).
 	personCols  []string
 	sessionCols []string
-	weekMode    string
+	// groupCols are the group-level expressions read through each group
+	// type's join (groups.go), by type index.
+	groupCols [maxGroupTypeIndex + 1][]string
+	weekMode  string
 }
 
 // scope is how compiled expressions read values: every value bound as a
@@ -37,8 +40,11 @@ type eventSource struct {
 type scope struct {
 	*binder
 	person func(expr string) string
-	// session reads a session property (a key of sessionKeys) as text.
+	// session reads a session property (a key of sessionKeys) as text;
+	// group a group-level expression (over a groups row's properties) of
+	// the event's group of a type, nil where no event is read.
 	session func(key string) string
+	group   func(index int, expr string) string
 	// personID is the person an event belongs to; behavior, in a cohort's
 	// calculation, the count column of a behavioural condition; schema
 	// names the tables.
@@ -51,7 +57,8 @@ type scope struct {
 // parameters every event read uses are bound.
 func newEventSource(c *Common, f Facts) *eventSource {
 	s := &eventSource{c: c, facts: f, schema: c.Schema.orDefault()}
-	s.scope = scope{binder: newBinder(), person: s.personColumn, session: s.sessionColumn, personID: s.personID, schema: s.schema}
+	s.scope = scope{binder: newBinder(), person: s.personColumn, session: s.sessionColumn, group: s.groupColumn,
+		personID: s.personID, schema: s.schema}
 	s.named("team", "Int64", c.Project.ID)
 	s.named("tz", "String", c.clock.loc.String())
 	return s
@@ -89,7 +96,7 @@ func (s *eventSource) from(j joins) string {
 	if j.sessions && len(s.sessionCols) > 0 {
 		sql += "\n" + s.sessionJoin()
 	}
-	return sql
+	return sql + s.groupJoins()
 }
 
 // personID is an event's person: through the overrides of merged persons
