@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -45,6 +45,9 @@ bench-paths: setup
 
 bench-correlation: setup
 	@scripts/bench-correlation.sh
+
+bench-entities: setup
+	@scripts/bench-entities.sh
 
 lint:
 	gofmt -l . | (! grep .)

@@ -57,7 +57,7 @@ func (s *Server) calculateCohort(ctx context.Context, projectID, cohortID int64)
 	count, err := s.computeMembers(ctx, p, co, version)
 	if err != nil {
 		if ctx.Err() == nil {
-			_ = s.store.CohortCalculationFailed(context.WithoutCancel(ctx), co.ID, version, err.Error())
+			_ = s.store.CohortCalculationFailed(context.WithoutCancel(ctx), co.ID, version, err.Error(), time.Now())
 		}
 		return err
 	}
@@ -110,8 +110,9 @@ func (s *Server) computeMembers(ctx context.Context, p *metadata.Project, co *me
 	return int64(n), nil
 }
 
-// runCohortSchedule recalculates behavioural cohorts every cohortSchedule
-// and picks up calculations asked for before a restart, until ctx ends.
+// runCohortSchedule recalculates behavioural cohorts every cohortSchedule,
+// retries first calculations that failed, and picks up calculations
+// asked for before a restart, until ctx ends.
 func (s *Server) runCohortSchedule(ctx context.Context) {
 	tick := time.NewTicker(time.Minute)
 	defer tick.Stop()
@@ -123,20 +124,26 @@ func (s *Server) runCohortSchedule(ctx context.Context) {
 			case <-tick.C:
 			}
 		}
-		if _, err := s.store.BehaviouralCohortsDue(ctx, time.Now().Add(-cohortSchedule)); err != nil && ctx.Err() == nil {
+		s.cohortScheduleTick(ctx, time.Now())
+	}
+}
+
+// cohortScheduleTick is one round of the schedule at now: it asks for the
+// calculations due (CohortsDue) and runs every pending one.
+func (s *Server) cohortScheduleTick(ctx context.Context, now time.Time) {
+	if _, err := s.store.CohortsDue(ctx, now, now.Add(-cohortSchedule)); err != nil && ctx.Err() == nil {
+		s.log.Warn("cohort schedule", "err", err)
+	}
+	due, err := s.store.CohortsToCalculate(ctx, 100)
+	if err != nil {
+		if ctx.Err() == nil {
 			s.log.Warn("cohort schedule", "err", err)
 		}
-		due, err := s.store.CohortsToCalculate(ctx, 100)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("cohort schedule", "err", err)
-			}
-			continue
-		}
-		for _, co := range due {
-			if err := s.calculateCohort(ctx, co.ProjectID, co.ID); err != nil && ctx.Err() == nil {
-				s.log.Error("cohort calculation", "cohort", co.ID, "err", err)
-			}
+		return
+	}
+	for _, co := range due {
+		if err := s.calculateCohort(ctx, co.ProjectID, co.ID); err != nil && ctx.Err() == nil {
+			s.log.Error("cohort calculation", "cohort", co.ID, "err", err)
 		}
 	}
 }
@@ -154,7 +161,7 @@ func distinctIDsFromCSV(r io.Reader) ([]string, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
-	col, line := 0, 0
+	col, first := 0, true
 	var out []string
 	seen := map[string]bool{}
 	for {
@@ -162,11 +169,19 @@ func distinctIDsFromCSV(r io.Reader) ([]string, error) {
 		if err == io.EOF {
 			break
 		}
-		line++
 		if err != nil {
+			// Lines of the file, as an editor numbers them (the reader
+			// skips blank lines).
+			line := 0
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.StartLine
+			}
 			return nil, Invalid("csv", fmt.Sprintf("Line %d of the csv cannot be read: %v", line, err))
 		}
-		if line == 1 {
+		line, _ := cr.FieldPos(0)
+		if first {
+			first = false
 			header := false
 			for i, h := range rec {
 				if strings.EqualFold(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")), "distinct_id") {

@@ -30,7 +30,7 @@ var cohortFields = []cohortField{
 		if json.Unmarshal(raw, &list) != nil {
 			return nil, "Must be a list of groups."
 		}
-		return compactJSON(raw), ""
+		return cohortDocument(raw)
 	}, get: func(c *Cohort) any { return c.Groups }},
 	{name: "filters", parse: func(raw json.RawMessage) (any, string) {
 		if isNull(raw) {
@@ -40,9 +40,9 @@ var cohortFields = []cohortField{
 		if json.Unmarshal(raw, &obj) != nil || obj == nil {
 			return nil, "Must be an object with properties."
 		}
-		return compactJSON(raw), ""
+		return cohortDocument(raw)
 	}, get: func(c *Cohort) any {
-		if len(c.Filters) == 0 {
+		if len(c.Filters) == 0 || isNull(c.Filters) {
 			return nil
 		}
 		return c.Filters
@@ -51,11 +51,13 @@ var cohortFields = []cohortField{
 	{name: "deleted", parse: parseBool, get: func(c *Cohort) any { return c.Deleted }},
 }
 
-func compactJSON(raw json.RawMessage) json.RawMessage {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return raw
+// cohortDocument is a definition as jsonb will hold it (jsonDocument:
+// numbers keep their digits; NUL characters and deep nesting, which jsonb
+// refuses, are a problem here rather than a failed INSERT).
+func cohortDocument(raw json.RawMessage) (any, string) {
+	doc, _, problem := jsonDocument(raw)
+	if problem != "" {
+		return nil, problem
 	}
-	b, _ := json.Marshal(v)
-	return b
+	return json.RawMessage(doc), ""
 }

@@ -48,7 +48,9 @@ func (r *cohortRow) cohort() Cohort {
 	return c
 }
 
-var cohortSelect = `SELECT c.id, c.project_id, c.name, c.description, c.groups, c.filters, c.is_static, c.deleted, c.version,
+// cohortSelect reads a cohort; filters NULL (static and legacy cohorts)
+// reads as JSON null, which json.RawMessage can hold.
+var cohortSelect = `SELECT c.id, c.project_id, c.name, c.description, c.groups, coalesce(c.filters, 'null'::jsonb) AS filters, c.is_static, c.deleted, c.version,
 	c.pending_version, c.count, c.is_calculating, c.last_calculation, c.errors_calculating, c.last_error, c.created_at, c.updated_at, ` +
 	userColumns("u", "created_by")
 
@@ -229,14 +231,20 @@ func (s *Store) CohortsToCalculate(ctx context.Context, limit int) ([]Cohort, er
 	return out, err
 }
 
-// BehaviouralCohortsDue asks for a recalculation of the dynamic cohorts
-// last computed before since (those whose members depend on the clock
-// are recalculated on this schedule; it asks for all dynamic ones, which
-// costs little for property-only cohorts).
-func (s *Store) BehaviouralCohortsDue(ctx context.Context, since time.Time) (int64, error) {
+// CohortsDue asks for a recalculation of the cohorts the schedule owes
+// one, at now: dynamic cohorts with behavioural conditions (their members
+// depend on the clock) last computed (or, never computed, last tried)
+// before behaviouralSince; and cohorts never computed whose calculations
+// failed, again after a backoff that doubles with each failure from a
+// minute up to an hour (updated_at is the last failure then). It returns
+// how many it asked for.
+func (s *Store) CohortsDue(ctx context.Context, now, behaviouralSince time.Time) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE cohorts SET pending_version = version + 1, is_calculating = true
-		WHERE NOT deleted AND NOT is_static AND pending_version = version AND last_calculation < $1
-		  AND filters::text LIKE '%behavioral%'`, since)
+		WHERE NOT deleted AND pending_version = version AND (
+		  (NOT is_static AND filters::text LIKE '%behavioral%' AND coalesce(last_calculation, updated_at) < $2::timestamptz)
+		  OR (version = 0 AND errors_calculating > 0
+		      AND updated_at < $1::timestamptz - least(interval '1 minute' * power(2, least(errors_calculating, 7) - 1), interval '1 hour')))`,
+		now, behaviouralSince)
 	if err != nil {
 		return 0, err
 	}
@@ -244,19 +252,21 @@ func (s *Store) BehaviouralCohortsDue(ctx context.Context, since time.Time) (int
 }
 
 // CohortCalculated records a finished calculation: version (unless a
-// later one is recorded already) and the count.
+// later one is recorded already) and the count; errors_calculating
+// counts the failures since (PostHog's meaning).
 func (s *Store) CohortCalculated(ctx context.Context, id, version, count int64) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE cohorts SET version = greatest(version, $2), count = $3, last_calculation = now(),
-		is_calculating = pending_version > greatest(version, $2), last_error = NULL WHERE id = $1`, id, version, count)
+		is_calculating = pending_version > greatest(version, $2), last_error = NULL, errors_calculating = 0 WHERE id = $1`, id, version, count)
 	return err
 }
 
-// CohortCalculationFailed records a failed calculation; the cohort keeps
-// its last members.
-func (s *Store) CohortCalculationFailed(ctx context.Context, id, version int64, cause string) error {
+// CohortCalculationFailed records a failed calculation at now; the cohort
+// keeps its last members, and one never computed is tried again
+// (CohortsDue) after a backoff counted from updated_at.
+func (s *Store) CohortCalculationFailed(ctx context.Context, id, version int64, cause string, now time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE cohorts SET errors_calculating = errors_calculating + 1, last_error = $3,
-		pending_version = version, is_calculating = false WHERE id = $1 AND pending_version = $2`,
-		id, version, truncate(cause, 1000))
+		pending_version = version, is_calculating = false, updated_at = $4 WHERE id = $1 AND pending_version = $2`,
+		id, version, truncate(cause, 1000), now)
 	return err
 }
 

@@ -45,7 +45,8 @@ type behavior struct {
 
 // cohortCondition reads {type: cohort, value: id}: a property-only
 // dynamic cohort becomes its person conditions, inline (current as the
-// persons are); any other reads its computed members.
+// persons are); any other (static, behavioural, naming a computed
+// cohort, or nested too deep) reads its computed members.
 func (pp *propertyParser) cohortCondition(c *PropertyFilter, x map[string]any, attr, path string) *PropertyFilter {
 	id, ok := refID(x["value"])
 	if !ok {
@@ -64,15 +65,22 @@ func (pp *propertyParser) cohortCondition(c *PropertyFilter, x map[string]any, a
 	}
 	c.Key, c.Value, c.Type = "id", id, condCohort
 	if !co.IsStatic && pp.depth < cohortDepth {
-		if f, inline := pp.cohortDefinition(co, attr, path, false); inline {
+		// Read with behavioural conditions allowed: they decide between
+		// inlining and the computed members, never refuse the request.
+		f, sub := pp.parseCohortDefinition(co, attr, path)
+		if !f.usesBehavior() {
+			// Inline: the definition is the condition, so its problems
+			// are the request's.
+			pp.pr.errs = append(pp.pr.errs, sub.errs...)
+			if f == nil {
+				return nil
+			}
 			def, _ := json.Marshal([]any{co.Groups, co.Filters})
 			pp.saved().useSetting(fmt.Sprintf("cohort %d definition", id), def)
-			if f == nil {
-				f = &PropertyFilter{Group: "AND"} // every person
-			}
-			g := &PropertyFilter{Group: "AND", Values: []*PropertyFilter{f}, Negation: c.Negation, echo: c}
-			return g
+			return &PropertyFilter{Group: "AND", Values: []*PropertyFilter{f}, Negation: c.Negation, echo: c}
 		}
+		// Computed: its definition was checked when stored and is read by
+		// the calculation, not by this request.
 	}
 	if co.Version == 0 {
 		pp.pr.add(attr, "%s: cohort %d is still being calculated; try again shortly", path, id)
@@ -93,32 +101,48 @@ func (pp *propertyParser) saved() *Common {
 }
 
 // cohortDefinition parses a dynamic cohort's definition with person
-// conditions as the default type. inline reports that it has only person
-// conditions (and inline cohorts), so that analyses can apply it as a
-// person filter; behavioural allows behavioural conditions (computing the
-// membership), which make a definition not inline.
+// conditions as the default type, adding its problems to the request's.
+// inline reports that it has only person conditions (and inline
+// cohorts), so that analyses can apply it as a person filter. behavioural
+// is kept for callers; definitions are always read with behavioural
+// conditions allowed (a cohort's calculation counts them).
 func (pp *propertyParser) cohortDefinition(co Cohort, attr, path string, behavioural bool) (f *PropertyFilter, inline bool) {
+	f, sub := pp.parseCohortDefinition(co, attr, path)
+	pp.pr.errs = append(pp.pr.errs, sub.errs...)
+	return f, !f.usesBehavior()
+}
+
+// parseCohortDefinition reads a dynamic cohort's definition, its problems
+// apart. A definition holds person, cohort and behavioural conditions
+// only (the calculation reads persons, not events or sessions) and at
+// least one condition: an empty one would silently mean every person.
+func (pp *propertyParser) parseCohortDefinition(co Cohort, attr, path string) (*PropertyFilter, *problems) {
 	sub := &propertyParser{common: pp.common, clock: pp.clock, pr: &problems{}, relative: pp.relative, defaultType: "person",
-		depth: pp.depth + 1, behavioural: behavioural}
+		depth: pp.depth + 1, behavioural: true}
+	where := fmt.Sprintf("%s (cohort %d)", path, co.ID)
+	var f *PropertyFilter
 	if len(co.Filters) > 0 && !isNull(co.Filters) {
 		var fl struct {
 			Properties json.RawMessage `json:"properties"`
 		}
 		if json.Unmarshal(co.Filters, &fl) == nil && len(fl.Properties) > 0 {
-			f = sub.parse(fl.Properties, attr, fmt.Sprintf("%s (cohort %d)", path, co.ID))
+			f = sub.parse(fl.Properties, attr, where)
 		}
 	} else {
 		var groups []struct {
 			Properties json.RawMessage `json:"properties"`
 		}
 		if err := json.Unmarshal(co.Groups, &groups); err != nil {
-			sub.pr.add(attr, "%s: cohort %d has groups that cannot be read", path, co.ID)
+			sub.pr.add(attr, "%s has groups that cannot be read", where)
 		}
 		or := &PropertyFilter{Group: "OR"}
 		for i, g := range groups {
 			gf := sub.parse(g.Properties, attr, fmt.Sprintf("%s (cohort %d group %d)", path, co.ID, i))
-			if gf == nil {
-				gf = &PropertyFilter{Group: "AND"}
+			if gf.conditions() == 0 {
+				// Legacy groups by action or event (action_id, days) land
+				// here too: refused rather than read as every person.
+				sub.pr.add(attr, "%s: group %d has no person conditions (groups by action or event are not supported; use filters with behavioral conditions)", where, i)
+				continue
 			}
 			or.Values = append(or.Values, gf)
 		}
@@ -126,10 +150,49 @@ func (pp *propertyParser) cohortDefinition(co Cohort, attr, path string, behavio
 			f = or
 		}
 	}
-	for _, e := range sub.pr.errs {
-		pp.pr.errs = append(pp.pr.errs, e)
+	if f.conditions() == 0 && len(sub.pr.errs) == 0 {
+		sub.pr.add(attr, "%s has no conditions: a dynamic cohort needs at least one (an empty one would hold every person)", where)
 	}
-	return f, !f.usesBehavior()
+	if t := f.foreignType(); t != "" {
+		sub.pr.add(attr, "%s: cohorts are defined by person, cohort and behavioral conditions, not %s properties", where, t)
+	}
+	return f, sub.pr
+}
+
+// conditions counts the conditions of f.
+func (f *PropertyFilter) conditions() int {
+	if f == nil {
+		return 0
+	}
+	if f.Group == "" {
+		return 1
+	}
+	n := 0
+	for _, v := range f.Values {
+		n += v.conditions()
+	}
+	return n
+}
+
+// foreignType is the first condition type of f a cohort cannot hold
+// (event, session), or "".
+func (f *PropertyFilter) foreignType() string {
+	if f == nil {
+		return ""
+	}
+	if f.Group == "" {
+		switch f.Type {
+		case "person", condCohort, condBehavioral:
+			return ""
+		}
+		return f.Type
+	}
+	for _, v := range f.Values {
+		if t := v.foreignType(); t != "" {
+			return t
+		}
+	}
+	return ""
 }
 
 // usesBehavior reports a behavioural condition or a computed cohort.
@@ -152,7 +215,7 @@ func (f *PropertyFilter) usesBehavior() bool {
 // (performed_event, performed_event_multiple).
 func (pp *propertyParser) behaviorCondition(c *PropertyFilter, x map[string]any, attr, path string) *PropertyFilter {
 	if !pp.behavioural {
-		pp.pr.add(attr, "%s.type: behavioral conditions belong in cohorts", path)
+		pp.pr.add(attr, "%s.type: behavioral conditions belong in cohorts; use a cohort condition naming one", path)
 		return nil
 	}
 	b := &behavior{Op: "gte", Count: 1}
@@ -204,9 +267,16 @@ func (pp *propertyParser) behaviorCondition(c *PropertyFilter, x map[string]any,
 }
 
 // cohortSQL is membership of the event's person in a computed cohort.
+// Members are persons as they were when computed; one merged into
+// another since ($identify after the calculation) stands for the person
+// it became, so membership follows merges at once, as the events do,
+// without waiting for a recalculation.
 func (f *PropertyFilter) cohortSQL(sc *scope) string {
-	return sc.personID() + " IN (SELECT person_id FROM " + sc.schema.CohortPeople + " WHERE team_id = {team:Int64} AND cohort_id = " +
-		sc.bind("Int64", f.cohort.ID) + " AND version = " + sc.bind("UInt64", uint64(f.cohort.Version)) + ")"
+	return sc.personID() + " IN (\n    SELECT if(empty(cpo.override_person_id), cp.person_id, cpo.override_person_id)\n    FROM " +
+		sc.schema.CohortPeople + " AS cp\n    LEFT JOIN (\n        SELECT old_person_id, argMax(override_person_id, version) AS override_person_id\n        FROM " +
+		sc.schema.Overrides + " WHERE team_id = {team:Int64} GROUP BY old_person_id\n    ) AS cpo ON cp.person_id = cpo.old_person_id\n" +
+		"    WHERE cp.team_id = {team:Int64} AND cp.cohort_id = " + sc.bind("Int64", f.cohort.ID) +
+		" AND cp.version = " + sc.bind("UInt64", uint64(f.cohort.Version)) + "\n)"
 }
 
 // behaviorSQL is a behavioural condition in a cohort's calculation: the

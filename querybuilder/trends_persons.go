@@ -22,7 +22,9 @@ func splitPersonConjuncts(f *PropertyFilter) (persons, rest *PropertyFilter) {
 	walk = func(f *PropertyFilter) {
 		switch {
 		case f == nil:
-		case f.Group == "AND" || (f.Group != "" && len(f.Values) == 1):
+		case !f.Negation && (f.Group == "AND" || (f.Group != "" && len(f.Values) == 1)):
+			// A negated group (a cohort condition with negation, inlined)
+			// is one conjunct: NOT (a AND b) is not NOT a AND NOT b.
 			for _, v := range f.Values {
 				walk(v)
 			}
@@ -71,7 +73,7 @@ func (f *PropertyFilter) matchesMissingPerson() (match, known bool) {
 				match = match || m
 			}
 		}
-		return match, true
+		return match != f.Negation, true
 	}
 	hasEmpty := false
 	for _, s := range f.strs {
