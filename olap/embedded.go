@@ -114,20 +114,26 @@ func (e *Embedded) Version() string { return e.lib.Version() }
 func (e *Embedded) run(ctx context.Context, fn func(c *chdb.Conn, tag string) error) error {
 	ctx, cancel := withTimeout(ctx, e.timeout)
 	defer cancel()
+	id := queryID(ctx)
+	ctx, call, err := e.fair.calls.admit(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer e.fair.calls.finish(call)
 	var c *chdb.Conn
 	var back chan *chdb.Conn
 	if project, ok := projectOf(ctx); ok {
-		release, err := e.fair.acquire(ctx, project)
+		release, deadline, err := e.fair.acquire(ctx, project)
 		if err != nil {
 			return err
 		}
 		defer release()
-		select {
-		case c = <-e.pool:
-			back = e.pool
-		case <-ctx.Done():
-			return ctx.Err()
+		// The wait for a connection ends with the queueing time too: two
+		// projects holding every connection refuse a third in time.
+		if c, err = waitFor(ctx, e.fair, project, deadline, e.pool); err != nil {
+			return err
 		}
+		back = e.pool
 	} else {
 		select {
 		case c = <-e.reserved:
@@ -135,11 +141,14 @@ func (e *Embedded) run(ctx context.Context, fn func(c *chdb.Conn, tag string) er
 		case c = <-e.pool:
 			back = e.pool
 		case <-ctx.Done():
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 	}
+	if err := e.fair.calls.start(call); err != nil {
+		back <- c
+		return err
+	}
 
-	id := queryID(ctx)
 	tag := "/* insightd:" + id + " */ "
 	// The engine shows a statement with bound parameters in
 	// system.processes with the values substituted and the leading
@@ -151,7 +160,7 @@ func (e *Embedded) run(ctx context.Context, fn func(c *chdb.Conn, tag string) er
 	}
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { e.killUntil(id, done) })
-	err := fn(c, tag)
+	err = fn(c, tag)
 	close(done)
 	stop()
 	if err != nil {
@@ -217,10 +226,19 @@ func (e *Embedded) kill(id string) (bool, error) {
 	return len(res.Data) > 0, nil
 }
 
-// Cancel implements Engine.
+// Cancel implements Engine: a statement queued under id does not start,
+// one running is killed (again until it has returned), and one arriving
+// within cancelMemory is refused.
 func (e *Embedded) Cancel(_ context.Context, id string) (bool, error) {
 	if !ValidQueryID(id) {
 		return false, nil
+	}
+	running, stopped := e.fair.calls.cancel(id)
+	for _, c := range running {
+		go e.killUntil(id, c.done)
+	}
+	if stopped || len(running) > 0 {
+		return true, nil
 	}
 	return e.kill(id)
 }

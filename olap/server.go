@@ -105,37 +105,117 @@ func queryContext(ctx context.Context, params map[string]string) context.Context
 	return clickhouse.Context(ctx, opts...)
 }
 
-// Query implements Engine. A context that ends makes clickhouse-go send
-// the server a cancel packet, so the statement stops there too.
+// run runs fn under the statement's query id: registered (so Cancel
+// finds it queued), in its project's fair share, and killed on the server
+// with KILL QUERY by that id when ctx ends first (the caller hung up, the
+// query timeout passed, a cancel). The driver's cancel packet on a context
+// that ends only stops the server reading its output: the query would run
+// on, as far as max_execution_time, where the embedded engine's kill stops
+// it at once.
+func (s *Server) run(ctx context.Context, fn func(ctx context.Context) error) error {
+	ctx, cancel := withTimeout(ctx, s.timeout)
+	defer cancel()
+	id := queryID(ctx)
+	ctx, call, err := s.fair.calls.admit(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer s.fair.calls.finish(call)
+	if project, ok := projectOf(ctx); ok {
+		release, _, err := s.fair.acquire(ctx, project)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	if err := s.fair.calls.start(call); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { s.killUntil(id, done) })
+	err = fn(WithQueryID(ctx, id))
+	close(done)
+	stop()
+	return err
+}
+
+// killUntil kills the statement of query id on the server, again every
+// 25ms while it is under way here or still listed there (KILL ... ASYNC
+// answers before the statement has stopped), for at most killFor.
+func (s *Server) killUntil(id string, done <-chan struct{}) {
+	until := time.Now().Add(killFor)
+	for time.Now().Before(until) {
+		found, err := s.kill(id)
+		if err != nil {
+			s.log.Warn("kill query", "query_id", id, "err", err)
+		}
+		select {
+		case <-done:
+			if !found {
+				return
+			}
+		default:
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// killFor bounds how long a kill is repeated: a statement that outlives
+// it is stopped by max_execution_time.
+const killFor = 5 * time.Second
+
+// kill sends KILL QUERY for the statements of query id, the id a bound
+// parameter; found says the server listed one.
+func (s *Server) kill(id string) (bool, error) {
+	params, err := EncodeParams(map[string]any{"id": id})
+	if err != nil {
+		return false, err
+	}
+	// Its own deadline: the statement's context has ended already.
+	ctx, cancel := context.WithTimeout(context.Background(), killFor)
+	defer cancel()
+	rows, err := s.conn.Query(queryContext(ctx, params), "KILL QUERY WHERE query_id = {id:String} ASYNC")
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		found = true
+	}
+	return found, rows.Err()
+}
+
+// Query implements Engine.
 func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return nil, err
 	}
-	if project, ok := projectOf(ctx); ok {
-		release, err := s.fair.acquire(ctx, project)
+	var out *Rows
+	err = s.run(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		rows, err := s.conn.Query(queryContext(ctx, params), stmt.SQL)
 		if err != nil {
-			return nil, err
+			return ctxError(ctx, err)
 		}
-		defer release()
-	}
-	ctx, cancel := withTimeout(ctx, s.timeout)
-	defer cancel()
-	rows, err := s.conn.Query(queryContext(ctx, params), stmt.SQL)
+		out, err = readRows(rows)
+		if err != nil {
+			// Classify first, then stop the server's stream: closing rows
+			// would otherwise read the rest of the result to throw it away.
+			err = ctxError(ctx, err)
+			cancel()
+			_ = rows.Close()
+			return err
+		}
+		if err := rows.Close(); err != nil {
+			return ctxError(ctx, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, ctxError(ctx, err)
-	}
-	out, err := readRows(rows)
-	if err != nil {
-		// Classify first, then stop the server's stream: closing rows
-		// would otherwise read the rest of the result to throw it away.
-		err = ctxError(ctx, err)
-		cancel()
-		_ = rows.Close()
 		return nil, err
-	}
-	if err := rows.Close(); err != nil {
-		return nil, ctxError(ctx, err)
 	}
 	return out, nil
 }
@@ -184,12 +264,12 @@ func (s *Server) Exec(ctx context.Context, stmt querybuilder.Statement) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withTimeout(ctx, s.timeout)
-	defer cancel()
-	if err := s.conn.Exec(queryContext(ctx, params), stmt.SQL); err != nil {
-		return ctxError(ctx, err)
-	}
-	return nil
+	return s.run(ctx, func(ctx context.Context) error {
+		if err := s.conn.Exec(queryContext(ctx, params), stmt.SQL); err != nil {
+			return ctxError(ctx, err)
+		}
+		return nil
+	})
 }
 
 // InsertEvents implements Engine. The events travel as one native block of
@@ -232,31 +312,23 @@ func (s *Server) Insert(ctx context.Context, t Table, rows [][]any) error {
 	return nil
 }
 
-// Cancel implements Engine. KILL QUERY ... ASYNC answers one row per query
-// it asked to stop, without waiting for the query to end.
-func (s *Server) Cancel(ctx context.Context, id string) (bool, error) {
+// Cancel implements Engine: a statement queued under id does not start,
+// one running is killed (KILL QUERY ... ASYNC answers a row per query it
+// asked to stop, without waiting for it to end; again until it has
+// returned), and one arriving within cancelMemory is refused.
+func (s *Server) Cancel(_ context.Context, id string) (bool, error) {
 	if !ValidQueryID(id) {
 		return false, nil
 	}
-	params, err := EncodeParams(map[string]any{"id": id})
-	if err != nil {
-		return false, err
+	running, stopped := s.fair.calls.cancel(id)
+	for _, c := range running {
+		go s.killUntil(id, c.done)
 	}
-	ctx, cancel := withTimeout(ctx, s.timeout)
-	defer cancel()
-	rows, err := s.conn.Query(queryContext(ctx, params), "KILL QUERY WHERE query_id = {id:String} ASYNC")
-	if err != nil {
-		return false, ctxError(ctx, err)
+	if stopped || len(running) > 0 {
+		return true, nil
 	}
-	defer rows.Close()
-	found := false
-	for rows.Next() {
-		found = true
-	}
-	if err := rows.Err(); err != nil {
-		return false, ctxError(ctx, err)
-	}
-	return found, nil
+	// A statement of another insightd on the same server.
+	return s.kill(id)
 }
 
 // Ping implements Engine.

@@ -293,8 +293,33 @@ func TestServerBackend(t *testing.T) {
 	})
 
 	t.Run("Cancel stops the query running under an id", func(t *testing.T) {
-		testCancelByQueryID(t, s, "server-cancel-"+strings.ReplaceAll(uuid.NewString(), "-", ""))
+		id := "server-cancel-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+		testCancelByQueryID(t, s, id)
+		serverProcessesGone(t, s, id, time.Now())
 	})
+
+	// The driver's cancel packet alone leaves the query running on the
+	// server: the backend kills it by its id.
+	for _, how := range []string{"the caller hangs up", "the query timeout passes"} {
+		t.Run("the query is gone from the server's processes within a second when "+how, func(t *testing.T) {
+			id := "server-stop-" + strings.ReplaceAll(uuid.NewString(), "-", "")
+			var ctx context.Context
+			var cancel context.CancelFunc
+			if how == "the caller hangs up" {
+				ctx, cancel = context.WithCancel(WithQueryID(context.Background(), id))
+				time.AfterFunc(300*time.Millisecond, cancel)
+			} else {
+				ctx, cancel = context.WithTimeout(WithQueryID(context.Background(), id), 300*time.Millisecond)
+			}
+			defer cancel()
+			_, err := s.Query(WithProject(ctx, 1), querybuilder.Statement{
+				SQL: "SELECT count() FROM numbers(1e12) WHERE NOT ignore(sipHash64(number)) SETTINGS max_execution_time = 600"})
+			if err == nil {
+				t.Fatal("the endless query finished")
+			}
+			serverProcessesGone(t, s, id, time.Now())
+		})
+	}
 
 	t.Run("errors carry their ClickHouse code", func(t *testing.T) {
 		err := s.Exec(ctx, querybuilder.Statement{SQL: "SELEC 1"})
@@ -370,5 +395,25 @@ func TestServerBackendRefusesABadURL(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("the error shows the password: %v", err)
+	}
+}
+
+// serverProcessesGone checks that no statement of query id is listed in
+// the server's system.processes within a second of since.
+func serverProcessesGone(t *testing.T, s *Server, id string, since time.Time) {
+	t.Helper()
+	for {
+		rows, err := s.Query(context.Background(), querybuilder.Statement{
+			SQL: "SELECT count() FROM system.processes WHERE query_id = {id:String}", Params: map[string]any{"id": id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows.Data[0][0] == uint64(0) {
+			return
+		}
+		if time.Since(since) > time.Second {
+			t.Fatalf("query %s still in system.processes %s after the stop", id, time.Since(since).Round(time.Millisecond))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
