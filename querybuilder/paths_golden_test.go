@@ -98,3 +98,20 @@ func TestPathsRefuseWhatCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// The actors behind paths, one statement per selection: an edge, a start
+// key alone, a drop-off, and everyone, with a funnel too.
+func TestPathsActorsGoldenSQL(t *testing.T) {
+	checkGolden(t, filepath.Join("testdata", "paths"), map[string]string{
+		"actors_edge":    `{"include_event_types": ["$pageview"], "start_point": "/home", "path_start_key": "1_/home", "path_end_key": "2_/cart"}`,
+		"actors_start":   `{"path_start_key": "2_/cart", "path_groupings": ["/item/*"]}`,
+		"actors_dropoff": `{"end_point": "/pay", "step_limit": 4, "path_dropoff_key": "3_/pay"}`,
+		"actors_all":     `{"funnel_paths": "funnel_path_after_step", "funnel_step": 2, "funnel_filter": ` + goldenFunnelFilter + `}`,
+	}, func(p Params) (Statement, error) {
+		q, err := ParsePaths(p, Env{Project: goldenProject, Now: testNow})
+		if err != nil {
+			return Statement{}, err
+		}
+		return q.Actors(p, Facts{}, Page{Limit: 100, Offset: 200})
+	})
+}

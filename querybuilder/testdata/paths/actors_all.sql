@@ -1,0 +1,147 @@
+SELECT toString(actor) AS actor, count() OVER () AS total
+FROM (
+    SELECT DISTINCT a AS actor
+    FROM (
+        SELECT a, arraySlice(items, 1, {p6:UInt64}) AS p,
+            arraySlice(times, 1, {p6:UInt64}) AS pt
+        FROM (
+            SELECT a, arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,
+                arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times
+            FROM (
+                SELECT a, path_items, path_ts
+                FROM (
+                    SELECT pa.a AS a, arrayMap(t -> t >= fa.lo AND t <= fa.hi, pa.ts) AS within,
+                        arrayFilter((t, w) -> w, pa.ts, within) AS ts, arrayFilter((x, w) -> w, pa.items, within) AS items
+                    FROM (
+                        SELECT a, arraySort(t_arrival) AS ts,
+                            if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
+                                arraySort((x, t, u) -> (t, u), i_arrival, t_arrival, u_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
+                        FROM (
+                            SELECT a, groupArray(t) AS t_arrival, groupArray(u) AS u_arrival, groupArray(item) AS i_arrival
+                            FROM (
+                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                    toUnixTimestamp64Micro(e.timestamp) AS t,
+                                    toUInt128(e.uuid) AS u,
+                                    multiIf(e.event = '$pageview', if(length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'), substring(e.mat_current_url, 1, length(e.mat_current_url) - 1), e.mat_current_url),
+                                            e.event = '$screen', e.mat_screen_name, e.event) AS item
+                                FROM events AS e
+                                LEFT JOIN (
+                                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                ) AS po ON e.person_id = po.old_person_id
+                                WHERE e.team_id = {team:Int64}
+                                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                            )
+                            GROUP BY a
+                        )
+                    ) AS pa
+                    INNER JOIN (
+                        SELECT actor, t_2 - 1 AS lo, toInt64(9223372036854775807) AS hi
+                        FROM (
+                            SELECT actor, level, t_1, t_2, t_3
+                            FROM (
+                                SELECT actor, weight, level, excluded, t_1, t_2, t_3
+                                FROM (
+                                    SELECT *,
+                                        is_hot AND (0) AS excluded,
+                                        if(is_hot, hot_level, toUInt8(entered)) AS level
+                                    FROM (
+                                        SELECT *,
+                                            if(is_hot, if(hot_level >= 1, ts[p_1], 0), entry_t) AS t_1,
+                                            if(hot_level >= 2, ts[p_2], 0) AS t_2,
+                                            if(hot_level >= 3, ts[p_3], 0) AS t_3
+                                        FROM (
+                                            SELECT *,
+                                                if(hot_level >= 1, arrayFirstIndex(x -> x = start, s_1), 0) AS p_1,
+                                                if(hot_level >= 2, arrayFirstIndex(x -> x = start, s_2), 0) AS p_2,
+                                                if(hot_level >= 3, arrayFirstIndex(x -> x = start, s_3), 0) AS p_3
+                                            FROM (
+                                                SELECT *,
+                                                    toUInt8(multiIf(s_3[-1] != 0, 3, s_2[-1] != 0, 2, s_1[-1] != 0, 1, 0)) AS hot_level,
+                                                    multiIf(s_3[-1] != 0, s_3[-1], s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
+                                                FROM (
+                                                    SELECT *,
+                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {p2:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
+                                                    FROM (
+                                                        SELECT *,
+                                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {p2:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                                        FROM (
+                                                            SELECT *,
+                                                                arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
+                                                            FROM (
+                                                                SELECT *,
+                                                                    arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
+                                                                    arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                                                FROM (
+                                                                    SELECT a AS actor,
+                                                                        max(hot) AS is_hot,
+                                                                        countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                                        toUInt64(1) AS weight,
+                                                                        arraySort(groupArrayIf(k, hot)) AS keys,
+                                                                        maxIf(tt0, bitAnd(m, 1) != 0 AND NOT hot) AS entry_t
+                                                                    FROM (
+                                                                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                                                            (bitShiftLeft(toUInt64(e.event = {p3:String}), 0)
+                                                                                + bitShiftLeft(toUInt64(e.event = {p4:String}), 1)
+                                                                                + bitShiftLeft(toUInt64(e.event = {p5:String}), 2)) AS m,
+                                                                            if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
+                                                                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                                                FROM events AS e
+                                                                                LEFT JOIN (
+                                                                                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                                                ) AS po ON e.person_id = po.old_person_id
+                                                                                WHERE e.team_id = {team:Int64}
+                                                                                  AND e.timestamp >= {p0:DateTime64(6, 'UTC')} AND e.timestamp <= {p1:DateTime64(6, 'UTC')}
+                                                                                  AND (e.event = {p4:String})
+                                                                            ) AS hot,
+                                                                            if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
+                                                                            toUnixTimestamp64Micro(e.timestamp) + 1 AS tt0
+                                                                        FROM events AS e
+                                                                        LEFT JOIN (
+                                                                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                                        ) AS po ON e.person_id = po.old_person_id
+                                                                        WHERE e.team_id = {team:Int64}
+                                                                          AND e.timestamp >= {p0:DateTime64(6, 'UTC')} AND e.timestamp <= {p1:DateTime64(6, 'UTC')}
+                                                                          AND (e.event = {p3:String}
+                                                                            OR e.event = {p4:String}
+                                                                            OR e.event = {p5:String})
+                                                                    )
+                                                                    GROUP BY actor
+                                                                )
+                                                            )
+                                                        )
+                                                    )
+                                                )
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                            WHERE level > 0 AND NOT excluded
+                        )
+                        WHERE level >= 2
+                    ) AS fa ON fa.actor = pa.a
+                )
+                ARRAY JOIN arraySplit((x, d) -> d >= 1800000000, items, arrayDifference(ts)) AS path_items,
+                    arraySplit((x, d) -> d >= 1800000000, ts, arrayDifference(ts)) AS path_ts
+            )
+        )
+    )
+)
+ORDER BY actor
+LIMIT {p7:UInt64} OFFSET {p8:UInt64}
+-- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- p1 = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p2 = 3600000000
+-- p3 = "$pageview"
+-- p4 = "signup"
+-- p5 = "buy"
+-- p6 = 0x5
+-- p7 = 0x64
+-- p8 = 0xc8
+-- team = 42
+-- tz = "Europe/Berlin"
