@@ -3,8 +3,11 @@ package querybuilder
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/insightd/insightd/querybuilder/hogql"
 )
 
 // The breakdown values PostHog clients know: the series that folds every
@@ -47,8 +50,10 @@ type BreakdownProp struct {
 	// Bins splits a numeric property into that many bins of about as
 	// many events each (trends only); 0 for none.
 	Bins int `json:"histogram_bin_count,omitempty"`
-	// GroupTypeIndex is the group type of a group property.
-	GroupTypeIndex *int `json:"group_type_index,omitempty"`
+	// expr is a hogql breakdown's parsed expression (Property its text);
+	// readsPerson says it reads the event's person.
+	expr        hogql.Expr
+	readsPerson bool
 }
 
 // Breakdown bounds.
@@ -61,13 +66,14 @@ const (
 )
 
 // Breakdown types PostHog defines that insightd cannot compute yet.
-var unsupportedBreakdownTypes = map[string]bool{"hogql": true, "data_warehouse": true}
+var unsupportedBreakdownTypes = map[string]bool{"group": true, "data_warehouse": true}
 
 // breakdownOptions say what a kind can break down by.
 type breakdownOptions struct {
 	defaultLimit int
-	// multi allows breakdowns (a list); bins breakdown_histogram_bin_count.
-	multi, bins bool
+	// multi allows breakdowns (a list); bins breakdown_histogram_bin_count;
+	// hogql expression breakdowns.
+	multi, bins, hogql bool
 	// pp, when set, allows cohort breakdowns (their conditions are read
 	// with it).
 	pp *propertyParser
@@ -144,16 +150,22 @@ func parseBreakdownProp(p Params, prefix, keyName, typeName, normName, binsName 
 		switch {
 		case t == "event" || t == "person":
 			prop.Type = t
+		case t == "hogql" && o.hogql:
+			prop.Type = t
+			if prop.Property != "" {
+				if err := parseBreakdownExpr(&prop); err != nil {
+					pr.add(attr, "%s%s: %s", prefix, keyName, hogqlMessage(err))
+				}
+			}
+		case t == "hogql":
+			pr.add(attrOr(prefix, typeName), "%s%s hogql is not supported here; expression breakdowns are for trends", prefix, typeName)
 		case t == "session":
 			prop.Type = t
 			if _, known := sessionKeys[prop.Property]; !known {
 				pr.add(attr, "%s%s %q is not a session property; use one of %s", prefix, keyName, prop.Property, sessionKeyList())
 			}
-		case t == condGroup:
-			prop.Type = t
-			prop.GroupTypeIndex = parseBreakdownGroup(p, prefix, pr)
 		case unsupportedBreakdownTypes[t]:
-			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person, group or session", prefix, typeName, t)
+			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person or session", prefix, typeName, t)
 		default:
 			pr.add(attrOr(prefix, typeName), "%s%s must be one of event, person, cohort, group, session, hogql; got %q", prefix, typeName, t)
 		}
@@ -161,6 +173,8 @@ func parseBreakdownProp(p Params, prefix, keyName, typeName, normName, binsName 
 	prop.NormalizeURL = p.boolean(normName, local)
 	if n, present := p.integer(binsName, local); present && n != 0 {
 		switch {
+		case prop.Type == "hogql":
+			pr.add(attrOr(prefix, binsName), "%s%s: bins are for property breakdowns, not expressions", prefix, binsName)
 		case !o.bins:
 			pr.add(attrOr(prefix, binsName), "%s%s: bins are only for trends", prefix, binsName)
 		case n < 1 || n > maxHistogramBins:
@@ -258,7 +272,7 @@ func (bd *Breakdown) uses(typ string) bool {
 		return true // membership reads the event's person
 	}
 	for _, p := range bd.Props {
-		if p.Type == typ {
+		if p.Type == typ || (typ == "person" && p.readsPerson) {
 			return true
 		}
 	}
@@ -272,7 +286,8 @@ func (bd *Breakdown) multi() bool { return bd != nil && len(bd.Props) > 1 }
 // plain reports a breakdown by one property as it is: its raw text can be
 // grouped on and made the null value afterwards.
 func (bd *Breakdown) plain() bool {
-	return bd != nil && bd.Cohorts == nil && len(bd.Props) == 1 && !bd.Props[0].NormalizeURL && bd.Props[0].Bins == 0
+	return bd != nil && bd.Cohorts == nil && len(bd.Props) == 1 && !bd.Props[0].NormalizeURL && bd.Props[0].Bins == 0 &&
+		bd.Props[0].expr == nil
 }
 
 // bins is a single breakdown's number of histogram bins, 0 for none.
@@ -285,7 +300,7 @@ func (bd *Breakdown) bins() int {
 
 // rawSQL is the first property's text as stored (plain breakdowns).
 func (bd *Breakdown) rawSQL(sc *scope) string {
-	return bd.Props[0].text(sc)
+	return propertyText(sc, bd.Type, bd.Property)
 }
 
 // valueSQL is an event's breakdown value: the property as text (a URL
@@ -300,7 +315,12 @@ func (bd *Breakdown) valueSQL(sc *scope) string {
 	}
 	values := make([]string, len(bd.Props))
 	for i, p := range bd.Props {
-		x := p.text(sc)
+		var x string
+		if p.expr != nil {
+			x = p.exprSQL(sc)
+		} else {
+			x = propertyText(sc, p.Type, p.Property)
+		}
 		if p.NormalizeURL {
 			// PostHog's normalisation: trailing /, ? and # go; / alone stays.
 			x = "if(empty(trim(TRAILING '/?#' FROM " + x + ")), if(empty(" + x + "), '', '/'), trim(TRAILING '/?#' FROM " + x + "))"
@@ -385,4 +405,17 @@ func valueText(v any) string {
 		return strings.Join(parts, "::")
 	}
 	return ""
+}
+
+// hogqlMessage is an expression's refusal as a validation detail: what
+// was refused and where.
+func hogqlMessage(err error) string {
+	var he *hogql.Error
+	if errors.As(err, &he) {
+		if he.Pos >= 0 {
+			return fmt.Sprintf("%s (at character %d)", he.Msg, he.Pos+1)
+		}
+		return he.Msg
+	}
+	return err.Error()
 }

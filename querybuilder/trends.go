@@ -91,7 +91,7 @@ func ParseTrends(p Params, env Env) (*TrendsQuery, error) {
 	q := &TrendsQuery{Common: newCommon(env, pr), Display: defaultDisplay}
 	q.Series = parseEntities(p, q.properties(pr))
 	q.parse(p, pr)
-	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: trendsBreakdownLimit, multi: true, bins: true, pp: q.properties(pr)}, pr)
+	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: trendsBreakdownLimit, multi: true, bins: true, hogql: true, pp: q.properties(pr)}, pr)
 	q.Compare = p.boolean("compare", pr)
 	q.CompareTo, _ = p.str("compare_to", pr)
 	if s, ok := p.str("display", pr); ok && s != "" {

@@ -568,6 +568,14 @@ func (c *Compiler) call(x *Call, sc *scope) (string, error) {
 	if f.wrap != nil {
 		return f.wrap(out), nil
 	}
+	if f.ch == "concat" {
+		// HogQL's concat reads NULL (a missing property) as empty text
+		// and any value as its text, where ClickHouse's gives NULL.
+		empty := c.bind("String", "")
+		for i, a := range out {
+			out[i] = "ifNull(toString(" + a + "), " + empty + ")"
+		}
+	}
 	head := f.ch
 	if f.parametric && x.Params != nil {
 		ps := make([]string, len(x.Params))

@@ -58,7 +58,7 @@ var accepted = []struct {
 }{
 	{expr, `properties.$browser`, `e.mat_browser`, ``},
 	{expr, `lower(properties.email)`, `lower(JSONExtractString(e.properties, {hq0:String}))`, `hq0="email"`},
-	{expr, `concat(properties.a, '-', person.properties.email)`, `concat(JSONExtractString(e.properties, {hq0:String}), {hq1:String}, JSONExtractString(pp.properties, {hq2:String}))`, `hq0="a" hq1="-" hq2="email"`},
+	{expr, `concat(properties.a, '-', person.properties.email)`, `concat(ifNull(toString(JSONExtractString(e.properties, {hq0:String})), {hq3:String}), ifNull(toString({hq1:String}), {hq3:String}), ifNull(toString(JSONExtractString(pp.properties, {hq2:String})), {hq3:String}))`, `hq0="a" hq1="-" hq2="email" hq3=""`},
 	{expr, `if(properties.price > 10, 'big', 'small')`, `if((toFloat64OrNull(toString(JSONExtractString(e.properties, {hq0:String}))) > {hq1:Int64}), {hq2:String}, {hq3:String})`, `hq0="price" hq1=10 hq2="big" hq3="small"`},
 	{expr, `multiIf(event = '$pageview', 1, event = 'x', 2.5, NULL)`, `multiIf((e.event = {hq0:String}), {hq1:Int64}, (e.event = {hq2:String}), {hq3:Float64}, NULL)`, `hq0="$pageview" hq1=1 hq2="x" hq3=2.5`},
 	{expr, `toString(round(toFloat(properties.price), 1))`, `toString(round(toFloat64OrNull(toString(JSONExtractString(e.properties, {hq0:String}))), {hq1:Int64}))`, `hq0="price" hq1=1`},

@@ -1,0 +1,101 @@
+package querybuilder
+
+import (
+	"strings"
+
+	"github.com/insightd/insightd/querybuilder/hogql"
+)
+
+// Expression breakdowns (breakdown_type hogql): an expression over the
+// event in analytics.md's subset, parsed by package hogql and compiled
+// with every literal bound and only the subset's functions. The
+// expression reads the event's row and, when it names
+// person.properties or person_id, the person join, through the same
+// scope as property conditions: a key is bound, a hot key is its
+// materialized column. A missing (or empty) property is NULL, as in
+// HogQL, so coalesce and ifNull choose a default for it and the value
+// of an expression that is NULL is the null breakdown.
+
+// eventFields are the event's own fields an expression may read.
+var eventFields = map[string]string{
+	"event":       "e.event",
+	"timestamp":   "e.timestamp",
+	"distinct_id": "e.distinct_id",
+	"$session_id": "e.mat_session_id",
+	"uuid":        "e.uuid",
+}
+
+// breakdownResolver maps an expression's fields to the event source's
+// SQL; readsPerson records a read of the event's person.
+type breakdownResolver struct {
+	sc          *scope
+	readsPerson bool
+}
+
+func (r *breakdownResolver) Field(ref hogql.FieldRef, _ func(string, any) string) (string, error) {
+	ch := ref.Chain
+	switch {
+	case ref.Table != "":
+	case len(ch) == 1 && eventFields[ch[0]] != "":
+		return eventFields[ch[0]], nil
+	case len(ch) == 1 && ch[0] == "person_id":
+		r.readsPerson = true
+		return r.sc.personID(), nil
+	case len(ch) == 1 && ch[0] == "elements_chain":
+		return propertyText(r.sc, "event", elementsChainKey), nil
+	case len(ch) == 2 && ch[0] == "properties":
+		return "nullIf(" + propertyText(r.sc, "event", ch[1]) + ", '')", nil
+	case len(ch) == 3 && ch[0] == "person" && ch[1] == "properties":
+		r.readsPerson = true
+		return "nullIf(" + propertyText(r.sc, "person", ch[2]) + ", '')", nil
+	}
+	return "", &hogql.Error{Pos: -1, Msg: "field " + strings.Join(ch, ".") + " is not allowed; use properties.<key>, " +
+		"person.properties.<key>, event, timestamp, distinct_id, person_id, $session_id or elements_chain"}
+}
+
+func (r *breakdownResolver) Table(name string, _ func(string, any) string) (string, error) {
+	return "", &hogql.Error{Pos: -1, Msg: "table " + name + " is not allowed here"}
+}
+
+// compileBreakdownExpr compiles an expression breakdown in scope sc: its
+// value as text ("" for NULL), and whether it reads the event's person.
+func compileBreakdownExpr(sc *scope, e hogql.Expr) (string, bool, error) {
+	r := &breakdownResolver{sc: sc}
+	c := &hogql.Compiler{Resolver: r, Bind: sc.bind, Only: hogql.BreakdownFunctions}
+	sql, err := c.Expr(e)
+	if err != nil {
+		return "", false, err
+	}
+	return "ifNull(toString(" + sql + "), '')", r.readsPerson, nil
+}
+
+// parseBreakdownExpr parses and checks an expression breakdown, compiling
+// it once in a scratch scope so that every refusal is a validation error
+// now, not at build time; it records whether the expression reads the
+// person.
+func parseBreakdownExpr(prop *BreakdownProp) error {
+	e, err := hogql.ParseExpr(prop.Property)
+	if err != nil {
+		return err
+	}
+	scratch := &scope{binder: newBinder(), person: func(x string) string { return x },
+		personID: func() string { return "e.person_id" }}
+	_, person, err := compileBreakdownExpr(scratch, e)
+	if err != nil {
+		return err
+	}
+	prop.expr, prop.readsPerson = e, person
+	return nil
+}
+
+// exprSQL is an expression breakdown's value as text in scope sc.
+// parseBreakdownExpr compiled the same expression with the same
+// resolver, so it cannot be refused here; were it, the value would be
+// the null breakdown rather than text of the input.
+func (p BreakdownProp) exprSQL(sc *scope) string {
+	sql, _, err := compileBreakdownExpr(sc, p.expr)
+	if err != nil {
+		return "''"
+	}
+	return sql
+}

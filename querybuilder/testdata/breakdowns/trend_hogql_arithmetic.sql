@@ -1,0 +1,33 @@
+SELECT series, period, breakdown, bucket, value
+FROM (
+    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(count()) AS value
+    FROM (
+        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+            if(if(empty(ifNull(toString(round((toFloat64OrNull(toString(nullIf(JSONExtractString(e.properties, {p1:String}), ''))) * {p2:Int64}), {p3:Int64})), '')), {breakdown_null:String}, ifNull(toString(round((toFloat64OrNull(toString(nullIf(JSONExtractString(e.properties, {p1:String}), ''))) * {p2:Int64}), {p3:Int64})), '')) IN (
+                SELECT if(empty(ifNull(toString(round((toFloat64OrNull(toString(nullIf(JSONExtractString(e.properties, {p1:String}), ''))) * {p2:Int64}), {p3:Int64})), '')), {breakdown_null:String}, ifNull(toString(round((toFloat64OrNull(toString(nullIf(JSONExtractString(e.properties, {p1:String}), ''))) * {p2:Int64}), {p3:Int64})), '')) AS breakdown_value
+                FROM events AS e
+                WHERE e.team_id = {team:Int64}
+                  AND e.event = {p0:String}
+                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                GROUP BY breakdown_value
+                ORDER BY count() DESC, breakdown_value
+                LIMIT {breakdown_limit:UInt32}
+            ), if(empty(ifNull(toString(round((toFloat64OrNull(toString(nullIf(JSONExtractString(e.properties, {p1:String}), ''))) * {p2:Int64}), {p3:Int64})), '')), {breakdown_null:String}, ifNull(toString(round((toFloat64OrNull(toString(nullIf(JSONExtractString(e.properties, {p1:String}), ''))) * {p2:Int64}), {p3:Int64})), '')), {breakdown_other:String}) AS breakdown
+        FROM events AS e
+        WHERE e.team_id = {team:Int64}
+          AND e.event = {p0:String}
+          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+    )
+    GROUP BY ts_bucket, breakdown
+)
+-- breakdown_limit = 25
+-- breakdown_null = "$$_posthog_breakdown_null_$$"
+-- breakdown_other = "$$_posthog_breakdown_other_$$"
+-- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- p1 = "price"
+-- p2 = 2
+-- p3 = 1
+-- team = 42
+-- tz = "Europe/Berlin"
