@@ -108,6 +108,9 @@ func checkRetention(t *testing.T, p *funnelProject, events []refEvent, cal refCa
 			r.Limit = 25
 		}
 	}
+	for k, v := range r.Extra {
+		body[k] = v
+	}
 	var got []apiRetentionRow
 	p.result(t, "retention", body, &got)
 	want := r.rows(events, cal)
@@ -141,6 +144,7 @@ func TestRetentionMatchesTheReferenceOnRandomEvents(t *testing.T) {
 	for _, seed := range []int64{1, 2} {
 		events := periodEvents(seed)
 		p := env.project(t, events)
+		p.testAccounts(t, notFree)
 		for _, c := range calendars {
 			cal := p.calendar(t, c.tz, c.week)
 			at := func(d, hour int) time.Time { return time.Date(2026, 3, d, hour, 30, 0, 0, cal.loc) }
@@ -156,6 +160,11 @@ func TestRetentionMatchesTheReferenceOnRandomEvents(t *testing.T) {
 				"first time by event":     {Target: "A", Returning: "B", Period: "week", Intervals: 3, DateTo: at(10, 12), Breakdown: "browser", FirstTime: true},
 				"person breakdown":        {Target: "A", Returning: "B", Period: "day", Intervals: 6, DateTo: at(11, 12), Breakdown: "plan", PersonBreakdown: true},
 				"breakdown folded past 2": {Target: "A", Returning: "A", Period: "day", Intervals: 5, DateTo: at(11, 12), Breakdown: "browser", Limit: 2},
+				"first time hourly":       {Target: "B", Returning: "A", Period: "hour", Intervals: 40, DateTo: at(8, 12), FirstTime: true},
+				"first time monthly":      {Target: "A", Returning: "B", Period: "month", Intervals: 3, DateTo: at(12, 9), FirstTime: true},
+			}
+			for name, r := range filteredRetentionCases(at) {
+				cases[name] = r
 			}
 			for name, r := range cases {
 				t.Run(fmt.Sprintf("seed %d %s week %d %s", seed, c.tz, c.week, name), func(t *testing.T) {

@@ -99,33 +99,48 @@ type refRetention struct {
 	Breakdown       string
 	PersonBreakdown bool
 	Limit           int
+	// Keep is the request's filters (properties, test accounts): the
+	// events read are those it keeps, given the person's current
+	// properties; TargetKeep and ReturningKeep are the entities' own
+	// properties. Nil keeps every event. Extra is merged into the body.
+	Keep, TargetKeep, ReturningKeep func(e refEvent, person map[string]any) bool
+	Extra                           map[string]any
 }
 
-// refRetentionRow is one cohort's counts, per breakdown value.
-type refRetentionRow struct {
-	Value  string
-	Date   time.Time
-	Counts []int
+// refMember is one person of one cohort: the breakdown value and whether
+// they count in each cell of the cohort's row (0 or 1 per interval; the
+// first is the cohort itself).
+type refMember struct {
+	Person, Value string
+	K             int
+	Appearances   []int
 }
 
-// rows are the result's rows in order.
-func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
+// bounds are the window's periods: Intervals starts and the end.
+func (r refRetention) bounds(cal refCalendar) []time.Time {
 	last := cal.start(r.Period, r.DateTo)
-	bounds := cal.periods(r.Period, cal.add(r.Period, last, -(r.Intervals-1)), r.Intervals)
+	return cal.periods(r.Period, cal.add(r.Period, last, -(r.Intervals-1)), r.Intervals)
+}
+
+// members are every cohort's persons (a person once per cohort they are
+// in), in no particular order.
+func (r refRetention) members(all []refEvent, cal refCalendar) []refMember {
+	bounds := r.bounds(cal)
 	_, props := refIdentities(all)
-	type cell struct{ k, j int }
-	counts := map[string]map[cell]int{}
-	volume := map[string]int{}
+	keep := func(f func(refEvent, map[string]any) bool, e refEvent, person string) bool {
+		return f == nil || f(e, props[person])
+	}
+	var out []refMember
 	for person, evs := range refEventsByPerson(all) {
 		cohorts := map[int]refEvent{} // period -> the cohort's entry event
 		returns := map[int]bool{}
 		firstSeen := false
 		for _, e := range evs {
-			if !e.At.Before(bounds[len(bounds)-1]) {
-				continue // after the window
+			if !e.At.Before(bounds[len(bounds)-1]) || !keep(r.Keep, e, person) {
+				continue // after the window, or filtered out
 			}
 			k := index(bounds, e.At)
-			if e.Event == r.Target {
+			if e.Event == r.Target && keep(r.TargetKeep, e, person) {
 				switch {
 				case r.FirstTime && !firstSeen:
 					firstSeen = true // the first ever, maybe before the window (k = -1)
@@ -136,7 +151,7 @@ func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
 					}
 				}
 			}
-			if e.Event == r.Returning && k >= 0 {
+			if e.Event == r.Returning && keep(r.ReturningKeep, e, person) && k >= 0 {
 				returns[k] = true
 			}
 		}
@@ -144,26 +159,43 @@ func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
 			if k < 0 {
 				continue
 			}
-			value := ""
+			m := refMember{Person: person, K: k}
 			switch {
 			case r.Breakdown == "":
 			case r.PersonBreakdown:
-				value = refString(props[person][r.Breakdown])
+				m.Value = refString(props[person][r.Breakdown])
 			default:
-				value = refString(entry.Props[r.Breakdown])
+				m.Value = refString(entry.Props[r.Breakdown])
 			}
-			if r.Breakdown != "" && value == "" {
-				value = refNull
+			if r.Breakdown != "" && m.Value == "" {
+				m.Value = refNull
 			}
-			if counts[value] == nil {
-				counts[value] = map[cell]int{}
-			}
-			volume[value]++
 			for j := 0; k+j < r.Intervals; j++ {
 				if j == 0 || returns[k+j] {
-					counts[value][cell{k, j}]++
+					m.Appearances = append(m.Appearances, 1)
+				} else {
+					m.Appearances = append(m.Appearances, 0)
 				}
 			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// rows are the result's rows in order.
+func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
+	bounds := r.bounds(cal)
+	type cell struct{ k, j int }
+	counts := map[string]map[cell]int{}
+	volume := map[string]int{}
+	for _, m := range r.members(all, cal) {
+		if counts[m.Value] == nil {
+			counts[m.Value] = map[cell]int{}
+		}
+		volume[m.Value]++
+		for j, a := range m.Appearances {
+			counts[m.Value][cell{m.K, j}] += a
 		}
 	}
 	values := []string{""}
@@ -200,6 +232,13 @@ func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
 		}
 	}
 	return out
+}
+
+// refRetentionRow is one cohort's counts, per breakdown value.
+type refRetentionRow struct {
+	Value  string
+	Date   time.Time
+	Counts []int
 }
 
 // refBuckets are the buckets of a trends range: date_from rounded down and
