@@ -247,6 +247,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			return
 		}
 		var ids []string
+		var appearances [][]int // a retention row's: per actor, 0 or 1 per interval
 		total := 0
 		for _, r := range rows.Data {
 			id, _ := r[0].(string)
@@ -254,11 +255,17 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			if n, ok := r[1].(uint64); ok {
 				total = int(n)
 			}
+			if len(r) > 2 {
+				appearances = append(appearances, intList(r[2]))
+			}
 		}
 		people, err := s.actorsOf(ctx, p, ids)
 		if err != nil {
 			writeError(c, err)
 			return
+		}
+		if appearances != nil {
+			withAppearances(people, appearances)
 		}
 		if wantsCSV(c) {
 			render(c, http.StatusOK, people)

@@ -27,7 +27,8 @@ type ActorsLister interface {
 	Query
 	// Actors builds the statement listing the actors of the selection in
 	// sel (series, bucket, step...): rows of (actor as text, total), the
-	// total being the selection's size, ordered by actor.
+	// total being the selection's size, ordered by actor; a kind may add
+	// columns after them (retention: each actor's appearances).
 	Actors(sel Params, f Facts, page Page) (Statement, error)
 }
 
@@ -69,8 +70,13 @@ func withSelection(base string, sel map[string]string) string {
 
 // actorsPage is the statement of one page of the actors a subquery lists
 // (its column actor, one row per actor).
-func actorsPage(s *eventSource, sub string, page Page) Statement {
-	sql := "SELECT toString(actor) AS actor, count() OVER () AS total\nFROM (\n" + indent(sub) + "\n)\nORDER BY actor"
+// extra names further columns of sub to list after the total.
+func actorsPage(s *eventSource, sub string, page Page, extra ...string) Statement {
+	cols := "toString(actor) AS actor, count() OVER () AS total"
+	for _, c := range extra {
+		cols += ", " + c
+	}
+	sql := "SELECT " + cols + "\nFROM (\n" + indent(sub) + "\n)\nORDER BY actor"
 	if page.Limit > 0 {
 		sql += "\nLIMIT " + s.bind("UInt64", uint64(page.Limit)) + " OFFSET " + s.bind("UInt64", uint64(page.Offset))
 	}

@@ -48,7 +48,8 @@ func (q *RetentionQuery) builder(f Facts) *retentionBuilder {
 
 // Actors implements ActorsLister: the actors of cohort selected_interval
 // (with returning_interval, those of its cell) and, broken down, of
-// breakdown_value.
+// breakdown_value, each with its appearances (a third column: 0 or 1 per
+// interval of the row).
 func (q *RetentionQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
 	if q == nil || q.clock.loc == nil || len(q.starts) != q.Intervals+1 {
 		return Statement{}, errors.New("querybuilder: retention actors need a request that ParseRetention validated")
@@ -90,7 +91,11 @@ func (q *RetentionQuery) Actors(sel Params, f Facts, page Page) (Statement, erro
 			cond += " AND value_rank <= " + limit + " AND value = " + rb.s.str(value)
 		}
 	}
-	return actorsPage(rb.s, "SELECT a AS actor\nFROM (\n"+indent(rows)+"\n)\nWHERE "+cond, page), nil
+	// Each actor's appearances along the row: 1 where they count in the
+	// cell (k, j), that is j = 0 (the cohort) or a return in period k + j,
+	// as PostHog's retention actors list them.
+	appearances := "arrayMap(j -> toUInt8(j = 0 OR " + bit("rb", kk+" + j") + "), range(toUInt64(" + rb.n + " - " + kk + "))) AS appearances"
+	return actorsPage(rb.s, "SELECT a AS actor, "+appearances+"\nFROM (\n"+indent(rows)+"\n)\nWHERE "+cond, page, "appearances"), nil
 }
 
 type retentionBuilder struct {
