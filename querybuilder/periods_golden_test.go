@@ -48,30 +48,45 @@ func TestStickinessGoldenSQL(t *testing.T) {
 }
 
 // The strings a retention, lifecycle or stickiness request carries reach
-// the engine as parameters only.
+// the engine as parameters only: event names, custom names, property keys
+// and values of the request and of each entity (returning_entity's too),
+// breakdown keys of each type.
 func TestPeriodKindsHostileValuesNeverReachTheSQLText(t *testing.T) {
-	bodies := map[*Kind]func(s string) string{
-		&retentionKind: func(s string) string {
-			return `{"target_entity": {"id": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `}]}, "returning_entity": {"id": ` + s +
-				`}, "breakdown": ` + s + `, "properties": [{"key": ` + s + `, "value": [` + s + `], "operator": "is_not", "type": "person"}]}`
-		},
-		&lifecycleKind: func(s string) string {
-			return `{"insight": "LIFECYCLE", "events": [{"id": ` + s + `, "custom_name": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `}]}],
-				"properties": [{"key": ` + s + `, "value": ` + s + `, "operator": "icontains", "type": "person"}]}`
-		},
-		&stickinessKind: func(s string) string {
-			return `{"insight": "STICKINESS", "events": [{"id": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `, "operator": "not_icontains"}]}],
-				"properties": [{"key": ` + s + `, "value": ` + s + `}]}`
-		},
-	}
-	for k, body := range bodies {
-		t.Run(k.Name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kind *Kind
+		body func(s string) string
+	}{
+		{"retention by an event property", &retentionKind, func(s string) string {
+			return `{"target_entity": {"id": ` + s + `, "name": ` + s + `, "custom_name": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `}]},
+				"returning_entity": {"id": ` + s + `, "custom_name": ` + s + `, "properties": [{"key": ` + s + `, "value": [` + s + `, ` + s + `], "operator": "is_not"},
+				{"key": ` + s + `, "value": ` + s + `, "operator": "icontains", "type": "person"}]},
+				"breakdown": ` + s + `, "properties": [{"key": ` + s + `, "value": [` + s + `], "operator": "is_not", "type": "person"}]}`
+		}},
+		{"first-time retention by a person property", &retentionKind, func(s string) string {
+			return `{"retention_type": "retention_first_time", "target_entity": {"id": ` + s + `, "custom_name": ` + s + `},
+				"returning_entity": {"id": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `, "operator": "is_not"}]},
+				"breakdown": ` + s + `, "breakdown_type": "person", "period": "Hour", "total_intervals": 70,
+				"properties": {"type": "OR", "values": [{"key": ` + s + `, "value": ` + s + `, "operator": "not_icontains"}]}}`
+		}},
+		{"lifecycle", &lifecycleKind, func(s string) string {
+			return `{"insight": "LIFECYCLE", "events": [{"id": ` + s + `, "name": ` + s + `, "custom_name": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `}]}],
+				"properties": [{"key": ` + s + `, "value": ` + s + `, "operator": "icontains", "type": "person"},
+				{"key": ` + s + `, "value": [` + s + `], "operator": "exact", "type": "group", "group_type_index": 1}], "aggregation_group_type_index": 1}`
+		}},
+		{"stickiness", &stickinessKind, func(s string) string {
+			return `{"insight": "STICKINESS", "events": [{"id": ` + s + `, "custom_name": ` + s + `, "properties": [{"key": ` + s + `, "value": ` + s + `, "operator": "not_icontains"}]},
+				{"id": ` + s + `, "name": ` + s + `, "math": "unique_group", "math_group_type_index": 2, "properties": [{"key": ` + s + `, "value": [` + s + `], "operator": "is_not", "type": "person"}]}],
+				"properties": [{"key": ` + s + `, "value": ` + s + `}], "compare": true}`
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			checkHostile(t, func(t *testing.T, v string) Statement {
-				p, err := ParseBody([]byte(body(quoted(t, v))))
+				p, err := ParseBody([]byte(tc.body(quoted(t, v))))
 				if err != nil {
 					t.Fatal(err)
 				}
-				stmt, err := buildKind(k)(p)
+				stmt, err := buildKind(tc.kind)(p)
 				if err != nil {
 					t.Fatal(err)
 				}
