@@ -82,7 +82,7 @@ func (s *Server) computeMembers(ctx context.Context, p *metadata.Project, co *me
 			if err != nil {
 				return 0, err
 			}
-			if err := s.engine.Exec(ctx, stmt); err != nil {
+			if err := s.backgroundExec(ctx, p.ID, stmt, s.backgroundLimits()); err != nil {
 				return 0, err
 			}
 		}
@@ -95,7 +95,7 @@ func (s *Server) computeMembers(ctx context.Context, p *metadata.Project, co *me
 		if err != nil {
 			return 0, err
 		}
-		if err := s.engine.Exec(ctx, querybuilder.WithLimits(stmt, querybuilder.Limits{MaxMemoryUsage: s.cfg.Limits.MaxMemoryUsage})); err != nil {
+		if err := s.backgroundExec(ctx, p.ID, stmt, s.backgroundLimits()); err != nil {
 			return 0, err
 		}
 	}

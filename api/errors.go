@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -164,7 +163,14 @@ func toError(err error) *Error {
 	var te *olap.ThrottledError
 	if errors.As(err, &te) {
 		return &Error{Kind: KindThrottled, Code: "too_many_analyses", RetryAfter: te.RetryAfter, Err: err,
-			Detail: fmt.Sprintf("The project already runs %d analyses at once; try again shortly.", te.Running)}
+			Detail: te.Detail()}
+	}
+	// The engine types its outages (every statement's error passes its
+	// classification), so a network error left untyped is PostgreSQL's.
+	var ue *olap.UnavailableError
+	if errors.As(err, &ue) {
+		return &Error{Kind: KindUnavailable, Code: "clickhouse_unavailable", Err: err,
+			Detail: "The events store (ClickHouse) is unavailable; try again shortly."}
 	}
 	if postgresUnavailable(err) {
 		return &Error{Kind: KindUnavailable, Code: "postgres_unavailable", Err: err,
@@ -210,20 +216,6 @@ func engineCodeError(err error) *Error {
 	return nil
 }
 
-// engineError marks an error of the events engine: its coded refusals
-// keep their kinds (toError), a connection that failed is the engine
-// being unavailable (503), not PostgreSQL.
-func engineError(err error) error {
-	if err == nil || engineCodeError(err) != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if connectionFailed(err) {
-		return &Error{Kind: KindUnavailable, Code: "clickhouse_unavailable", Err: err,
-			Detail: "The events store (ClickHouse) is unavailable; try again shortly."}
-	}
-	return err
-}
-
 // postgresUnavailable reports an error of PostgreSQL being unreachable or
 // refusing connections, as opposed to refusing a statement.
 func postgresUnavailable(err error) bool {
@@ -236,14 +228,14 @@ func postgresUnavailable(err error) bool {
 		// a struggling server).
 		return pe.Code.Class() == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "57014"
 	}
-	return connectionFailed(err) || errors.Is(err, sql.ErrConnDone)
-}
-
-// connectionFailed reports a network failure talking to a store.
-func connectionFailed(err error) bool {
-	var ne net.Error
-	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+	// lib/pq reports a connection it could not open, or one that broke
+	// (a refused dial, a reset, a read past the round-trip deadline of
+	// metadata's dialer), as the socket's *net.OpError or as
+	// driver.ErrBadConn; database/sql as ErrConnDone. Any other net.Error
+	// (a client's body read, a DNS lookup elsewhere) is not PostgreSQL's.
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // writeError renders err and records it for the request log.

@@ -50,7 +50,7 @@ func (s *Server) listEvents(c *gin.Context) {
 	}
 	f, err := olap.ReadFacts(c.Request.Context(), s.engine, s.cfg.Schema, p.ID, q.Needs())
 	if err != nil {
-		writeError(c, engineError(err))
+		writeError(c, err)
 		return
 	}
 	stmt, err := querybuilder.BuildEventsList(q, f)
@@ -90,7 +90,7 @@ func (s *Server) getEvent(c *gin.Context) {
 	}
 	f, err := olap.ReadFacts(c.Request.Context(), s.engine, s.cfg.Schema, p.ID, querybuilder.Needs{PersonOverrides: true})
 	if err != nil {
-		writeError(c, engineError(err))
+		writeError(c, err)
 		return
 	}
 	events, _, err := s.readEvents(c.Request.Context(), p, querybuilder.EventStatement(s.analysisEnv(p), id, f), 1)
@@ -130,9 +130,9 @@ type eventPersonJSON struct {
 // querybuilder.BuildEventsList), keeps the events of its first max rows
 // with their persons, and says whether it gave more rows than that.
 func (s *Server) readEvents(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement, max int) ([]eventJSON, bool, error) {
-	rows, err := s.engine.Query(ctx, stmt)
+	rows, err := s.userQuery(ctx, p.ID, stmt)
 	if err != nil {
-		return nil, false, engineError(err)
+		return nil, false, err
 	}
 	more := len(rows.Data) > max
 	if more {
@@ -190,13 +190,13 @@ func (s *Server) eventPersons(ctx context.Context, team int64, ids []string) (ma
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.engine.Query(ctx, querybuilder.Statement{
+	rows, err := s.userQuery(ctx, team, querybuilder.Statement{
 		SQL: `SELECT id, argMax(properties, version), argMax(is_identified, version) FROM ` + s.cfg.Schema.Persons + `
 WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)}
 GROUP BY id HAVING argMax(is_deleted, version) = 0`,
 		Params: map[string]any{"team": team, "ids": ids}})
 	if err != nil {
-		return nil, engineError(err)
+		return nil, err
 	}
 	for _, r := range rows.Data {
 		id, _ := r[0].(string)

@@ -56,7 +56,7 @@ var defaultDisplayNames = []string{"email", "name", "username"}
 // readPersons runs a persons statement (querybuilder.PersonsColumns) and
 // gives the persons and the total the statement counted.
 func (s *Server) readPersons(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement) ([]personJSON, int, error) {
-	rows, err := s.engine.Query(ctx, stmt)
+	rows, err := s.userQuery(ctx, p.ID, stmt)
 	if err != nil {
 		return nil, 0, engineError(err)
 	}
@@ -163,7 +163,7 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 		writeError(c, err)
 		return
 	}
-	rows, err := s.engine.Query(c.Request.Context(), stmt)
+	rows, err := s.userQuery(c.Request.Context(), p.ID, stmt)
 	if err != nil {
 		writeError(c, engineError(err))
 		return
@@ -240,14 +240,12 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			writeError(c, err)
 			return
 		}
-		rows, err := s.engine.Query(olap.WithProject(olap.WithQueryID(ctx, projectQueryID(p.ID, uuid.NewString())), p.ID),
-			querybuilder.WithLimits(stmt, s.cfg.Limits))
+		rows, err := s.userQuery(ctx, p.ID, stmt)
 		if err != nil {
 			writeError(c, engineError(err))
 			return
 		}
 		var ids []string
-		var appearances [][]int // a retention row's: per actor, 0 or 1 per interval
 		total := 0
 		for _, r := range rows.Data {
 			id, _ := r[0].(string)
@@ -255,17 +253,11 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			if n, ok := r[1].(uint64); ok {
 				total = int(n)
 			}
-			if len(r) > 2 {
-				appearances = append(appearances, intList(r[2]))
-			}
 		}
 		people, err := s.actorsOf(ctx, p, ids)
 		if err != nil {
 			writeError(c, err)
 			return
-		}
-		if appearances != nil {
-			withAppearances(people, appearances)
 		}
 		if wantsCSV(c) {
 			render(c, http.StatusOK, people)
