@@ -32,3 +32,21 @@ func (bd *Breakdown) values() int {
 	}
 	return bd.Limit + 1
 }
+
+// budget refuses a lifecycle past MaxResultCells: buckets x its four
+// statuses (a lifecycle has one entity and no breakdown or compare).
+func (q *LifecycleQuery) budget() error {
+	return budget(q.Range.count()*len(lifecycleStatuses), "lifecycle", "interval", "date_from", "date_to")
+}
+
+// timesBudget is a funnel time to convert's (and timing's) numbers: two
+// per bin and the five averages and percentiles. Bins are at most
+// maxFunnelBins and breakdowns do not apply, so it is always within the
+// budget; it is written down so that a change to either shows here.
+func (q *FunnelQuery) timesBudget() error {
+	bins := q.BinCount
+	if bins == 0 {
+		bins = maxFunnelBins
+	}
+	return budget(2*bins+5, "time to convert", "bin_count")
+}

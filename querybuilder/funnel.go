@@ -358,6 +358,8 @@ func (q *FunnelQuery) budget() error {
 		return budget(q.Range.count()*q.Breakdown.values(), "funnel trend", "interval", "date_from", "date_to", "breakdown_limit")
 	case VizSteps:
 		return budget(len(q.Steps)*q.Breakdown.values(), "funnel", "breakdown_limit")
+	case VizTimeToConvert, VizTiming:
+		return q.timesBudget()
 	}
 	return nil
 }

@@ -51,7 +51,13 @@ func ParseLifecycle(p Params, env Env) (*LifecycleQuery, error) {
 			}
 		}
 	}
-	return &LifecycleQuery{TrendsQuery: t}, errors.Join(err, pr.err())
+	q := &LifecycleQuery{TrendsQuery: t}
+	if t != nil && err == nil && pr.ok() {
+		if berr := q.budget(); berr != nil {
+			pr.errs = append(pr.errs, berr)
+		}
+	}
+	return q, errors.Join(err, pr.err())
 }
 
 // refused reports a parameter sent with a value that means something
