@@ -200,7 +200,7 @@ func cohortEnv(co *metadata.Cohort) querybuilder.Cohort {
 func (s *Server) statement(ctx context.Context, a *analysis) (querybuilder.Statement, error) {
 	f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, a.projectID, a.q.Needs())
 	if err != nil {
-		return querybuilder.Statement{}, engineError(err)
+		return querybuilder.Statement{}, err
 	}
 	stmt, err := a.q.Build(f)
 	if err != nil {
@@ -219,7 +219,7 @@ func (s *Server) compute(a *analysis, queryID string) func(ctx context.Context) 
 		}
 		rows, err := s.engine.Query(olap.WithProject(olap.WithQueryID(ctx, queryID), a.projectID), stmt)
 		if err != nil {
-			return nil, engineError(err)
+			return nil, err
 		}
 		result, err := a.q.Shape(rows.Data)
 		if err != nil {

@@ -178,7 +178,7 @@ func TestTrendEndpoint(t *testing.T) {
 
 func TestAnalysisEngineErrorsHaveTheirStatuses(t *testing.T) {
 	for code, status := range map[int32]int{159: 504, 394: 499, 396: 400, 241: 503, 427: 400} {
-		err := engineError(fmt.Errorf("query: %w", &chdb.Exception{Code: code, Message: "x"}))
+		err := fmt.Errorf("query: %w", &chdb.Exception{Code: code, Message: "x"})
 		if got := toError(err).Kind.status(); got != status {
 			t.Errorf("code %d: status %d, want %d", code, got, status)
 		}

@@ -211,7 +211,7 @@ func (s *Server) cohortPersons(c *gin.Context) {
 	stmt := querybuilder.CohortMembersPage(s.analysisEnv(p), cohortEnv(co), querybuilder.Page{Limit: limit, Offset: offset})
 	rows, err := s.engine.Query(olap.WithProject(ctx, p.ID), stmt)
 	if err != nil {
-		writeError(c, engineError(err))
+		writeError(c, err)
 		return
 	}
 	var ids []string

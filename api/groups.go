@@ -136,7 +136,7 @@ func groupTypeIndexParam(c *gin.Context) (int, error) {
 func (s *Server) readGroups(c *gin.Context, q querybuilder.GroupsQuery) ([]groupJSON, int, error) {
 	rows, err := s.engine.Query(c.Request.Context(), q.Statement())
 	if err != nil {
-		return nil, 0, engineError(err)
+		return nil, 0, err
 	}
 	out := make([]groupJSON, 0, len(rows.Data))
 	total := 0

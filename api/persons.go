@@ -58,7 +58,7 @@ var defaultDisplayNames = []string{"email", "name", "username"}
 func (s *Server) readPersons(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement) ([]personJSON, int, error) {
 	rows, err := s.userQuery(ctx, p.ID, stmt)
 	if err != nil {
-		return nil, 0, engineError(err)
+		return nil, 0, err
 	}
 	names := []string(p.PersonDisplayNameProperties)
 	if len(names) == 0 {
@@ -165,7 +165,7 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 	}
 	rows, err := s.userQuery(c.Request.Context(), p.ID, stmt)
 	if err != nil {
-		writeError(c, engineError(err))
+		writeError(c, err)
 		return
 	}
 	type value struct {
@@ -232,7 +232,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 		ctx := c.Request.Context()
 		f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, p.ID, q.Needs())
 		if err != nil {
-			writeError(c, engineError(err))
+			writeError(c, err)
 			return
 		}
 		stmt, err := lister.Actors(params, f, page)
@@ -242,7 +242,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 		}
 		rows, err := s.userQuery(ctx, p.ID, stmt)
 		if err != nil {
-			writeError(c, engineError(err))
+			writeError(c, err)
 			return
 		}
 		var ids []string

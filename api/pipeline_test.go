@@ -16,13 +16,15 @@ import (
 )
 
 // downEngine is an events engine that cannot be reached: every call
-// fails as a refused connection does, and is counted.
+// fails as the engine reports a refused connection (olap's
+// UnavailableError, see TestAnEngineOutOfReachIsUnavailable), and is
+// counted.
 type downEngine struct {
 	olap.Engine
 	calls atomic.Int64
 }
 
-var errEngineDown = &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+var errEngineDown = &olap.UnavailableError{Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
 
 func (e *downEngine) Query(context.Context, querybuilder.Statement) (*olap.Rows, error) {
 	e.calls.Add(1)

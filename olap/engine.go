@@ -206,12 +206,16 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	return context.WithTimeout(ctx, d)
 }
 
-// ctxError prefers the context's reason when the context ended, so that a
-// query killed because its caller left reads as context.Canceled and one
-// past its deadline as context.DeadlineExceeded.
+// ctxError classifies a statement's error: the context's reason when the
+// context ended, so that a query killed because its caller left reads as
+// context.Canceled and one past its deadline as context.DeadlineExceeded;
+// an *UnavailableError when the engine could not be reached; else err.
 func ctxError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	if unreachable(err) {
+		return &UnavailableError{Err: err}
 	}
 	return err
 }
