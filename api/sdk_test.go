@@ -171,6 +171,22 @@ func TestGoSDKFlowIsStoredAndCounted(t *testing.T) {
 		t.Fatalf("the SDK sent %d of %d, %d failed: %v", cb.ok, total, cb.fail, cb.errs)
 	}
 	s.checkFlow(t, sent, "anon-go", "go-user")
+	t.Run("the group identified is stored and its purchases are in it", func(t *testing.T) {
+		if got := groupTypesOf(t, s.fixture, s.a.ProjectID, s.a.PersonalAPIKey); got != "0:company" {
+			t.Fatalf("types %q", got)
+		}
+		var g apiGroup
+		if code := getJSON(t, s.fixture, fmt.Sprintf("/api/projects/%d/groups/find?group_type_index=0&group_key=acme", s.a.ProjectID),
+			s.a.PersonalAPIKey, &g); code != 200 || string(g.GroupProperties) != `{"name":"Acme"}` {
+			t.Fatalf("%d %+v", code, g)
+		}
+		st, body := call(t, s.h, "POST", fmt.Sprintf("/api/projects/%d/insights/trend/", s.a.ProjectID), s.a.PersonalAPIKey,
+			map[string]any{"events": []any{map[string]any{"id": "purchase"}}, "date_from": "-1d", "display": "BoldNumber",
+				"properties": []any{map[string]any{"key": "name", "value": "Acme", "type": "group", "group_type_index": 0}}})
+		if st != 200 || body["result"].([]any)[0].(map[string]any)["aggregated_value"] != float64(sent["purchase"]) {
+			t.Fatalf("%d %v", st, body)
+		}
+	})
 }
 
 // The Node SDK (posthog-node, pinned in scripts/sdk/node) runs in node,
