@@ -75,13 +75,15 @@ func TestCorrelationMatchesTheReferenceOnRandomEvents(t *testing.T) {
 		r := rand.New(rand.NewSource(seed * 7))
 		for i := range 18 {
 			f := refFunnel{Steps: []refStep{{Event: "A"}, {Event: "B"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06",
-				Order: []string{"ordered", "strict", "unordered"}[i%3], WindowInterval: 1 + r.Intn(24), WindowUnit: "hour"}
+				Order: []string{"ordered", "strict", "unordered"}[(i/3)%3], WindowInterval: 1 + r.Intn(24), WindowUnit: "hour"}
 			if r.Intn(4) == 0 {
 				f.Exclusions = []refExclusion{{Event: "Z", From: 0, To: 1}}
 			}
 			if r.Intn(5) == 0 {
 				f.GroupIndex = 1
 			}
+			// The type is i%3 and the order (i/3)%3: each seed runs every
+			// type with every order type twice.
 			c := refCorrelation{Funnel: f}
 			switch i % 3 {
 			case 0:
