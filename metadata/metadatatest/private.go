@@ -25,6 +25,8 @@ type Private struct {
 	cmd  *exec.Cmd
 	dir  string
 	cred *syscall.Credential
+	// server makes the server's command (same port and files), for Start.
+	server func() *exec.Cmd
 }
 
 // StartPrivate initialises a cluster in a temporary directory and starts
@@ -67,13 +69,17 @@ func StartPrivate(t testing.TB) *Private {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	port := freePort(t)
-	p.cmd = p.command(bin+"/postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=50")
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.server = func() *exec.Cmd {
+		cmd := p.command(bin+"/postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+			"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=50")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		return cmd
+	}
+	p.cmd = p.server()
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start PostgreSQL: %v", err)
 	}
@@ -114,6 +120,43 @@ func (p *Private) command(name string, args ...string) *exec.Cmd {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
 	cmd.Dir = p.dir
 	return cmd
+}
+
+// Stop shuts the server down (fast shutdown: sessions are ended) and
+// waits for it to exit; until Start, connections are refused.
+func (p *Private) Stop(t testing.TB) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("PostgreSQL did not stop within 30s")
+	}
+}
+
+// Start runs a stopped server again on the same port and files, and
+// waits until it accepts connections.
+func (p *Private) Start(t testing.TB) {
+	t.Helper()
+	p.cmd = p.server()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start PostgreSQL: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		db, _ := sql.Open("postgres", p.URL)
+		err := db.PingContext(context.Background())
+		db.Close()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PostgreSQL did not start again: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // Freeze stops every process of the server (SIGSTOP): its kernel still
