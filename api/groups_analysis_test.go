@@ -336,6 +336,35 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			})
 		}
 	})
+	t.Run("correlation", func(t *testing.T) {
+		// The funnel's persons: u1, u2 convert; u3, u4, u5 do not, and u3
+		// also did "open". Of teams with a size: u1, u2 convert, u3 does
+		// not. Of finance, only u1 and u2: no "open".
+		correlated := func(t *testing.T, extra map[string]any) []string {
+			t.Helper()
+			body := map[string]any{"events": []any{map[string]any{"id": "$pageview", "order": 0}, map[string]any{"id": "signup", "order": 1}},
+				"date_from": "2026-03-02", "date_to": "2026-03-02", "funnel_correlation_type": "events"}
+			for k, v := range extra {
+				body[k] = v
+			}
+			var got apiCorrelation
+			p.result(t, "funnel/correlation", body, &got)
+			out := []string{}
+			for _, e := range got.Events {
+				out = append(out, fmt.Sprintf("%s s=%d f=%d", e.Event.Event, e.SuccessCount, e.FailureCount))
+			}
+			return out
+		}
+		if got := correlated(t, nil); !reflect.DeepEqual(got, []string{"open s=0 f=1"}) {
+			t.Fatalf("everyone: %v", got)
+		}
+		if got := correlated(t, map[string]any{"properties": []any{groupCond("size", "is_set", nil, 1)}}); !reflect.DeepEqual(got, []string{"open s=0 f=1"}) {
+			t.Fatalf("of a team with a size: %v", got)
+		}
+		if got := correlated(t, map[string]any{"properties": []any{groupCond("industry", "exact", "finance", 0)}}); len(got) != 0 {
+			t.Fatalf("finance: %v", got)
+		}
+	})
 	t.Run("group conditions and breakdowns are checked", func(t *testing.T) {
 		p.wantInvalid(t, "trend", map[string]any{"events": pageviews, "properties": []any{map[string]any{"key": "industry", "value": "x", "type": "group"}}}, "properties")
 		p.wantInvalid(t, "trend", map[string]any{"events": pageviews, "properties": []any{groupCond("industry", "exact", "x", 5)}}, "properties")

@@ -157,6 +157,21 @@ func TestGroupsCapture(t *testing.T) {
 		}
 	})
 
+	t.Run("another server (a restart) reads the group back: an older $group_set still loses", func(t *testing.T) {
+		s2 := New(testConfig(), quietLog(), f.s.store, engine)
+		defer s2.writer.Close()
+		f2 := &fixture{s: s2, h: s2.Handler(), a: f.a, b: f.b}
+		if code, out := captureBatch(t, f2, token, identifyGroup("company", "acme", at(8), map[string]any{"seats": 2, "city": "Paris"})); code != 200 {
+			t.Fatalf("capture: %d %v", code, out)
+		}
+		var g apiGroup
+		getJSON(t, f2, fmt.Sprintf("/api/projects/%d/groups/find?group_type_index=0&group_key=acme", f.a.ProjectID), key, &g)
+		json.Unmarshal(g.GroupProperties, &props)
+		if want := map[string]any{"plan": "pro", "seats": float64(12), "name": "Acme Inc", "city": "Paris"}; !reflect.DeepEqual(props, want) {
+			t.Fatalf("acme: %+v %v", g, props)
+		}
+	})
+
 	t.Run("events carry $group_N for each of their groups", func(t *testing.T) {
 		var series []struct {
 			BreakdownValue string   `json:"breakdown_value"`
