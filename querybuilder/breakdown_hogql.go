@@ -84,8 +84,26 @@ func parseBreakdownExpr(prop *BreakdownProp) error {
 	if err != nil {
 		return err
 	}
+	// Ill-kinded expressions (text added to a number, a text condition)
+	// are the request's fault: a 400 now, not the engine's error later.
+	if err := hogql.CheckKinds(e, fieldKind); err != nil {
+		return err
+	}
 	prop.expr, prop.readsPerson = e, person
 	return nil
+}
+
+// fieldKind is what a field the resolver accepts holds.
+func fieldKind(chain []string) hogql.Kind {
+	if len(chain) == 1 {
+		switch chain[0] {
+		case "timestamp":
+			return hogql.KindDate
+		case "person_id", "uuid":
+			return hogql.KindUUID
+		}
+	}
+	return hogql.KindString
 }
 
 // exprSQL is an expression breakdown's value as text in scope sc.

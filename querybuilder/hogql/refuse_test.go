@@ -175,3 +175,48 @@ func checkNoInputText(sql string) error {
 	}
 	return nil
 }
+
+func TestKindsRefuseWhatTheEngineWouldOnlyRefuseWhenRunning(t *testing.T) {
+	field := func(chain []string) Kind {
+		if len(chain) == 1 && chain[0] == "timestamp" {
+			return KindDate
+		}
+		return KindString
+	}
+	for input, want := range map[string]string{
+		`properties.a + properties.b`:          "operator + takes numbers, got text",
+		`if(properties.flag, 'y', 'n')`:        "the condition of if takes a number, got text",
+		`if(event = 'a', 'x', 1)`:              "if mixes text and a number",
+		`coalesce(properties.x, 0)`:            "coalesce mixes text and a number",
+		`lower(toFloat(properties.x))`:         "lower takes text, got a number",
+		`round(properties.x)`:                  "round takes a number, got text",
+		`lower(timestamp)`:                     "lower takes text, got a date",
+		`event LIKE 1`:                         "LIKE takes text, got a number",
+		`event = 'a' AND properties.b`:         "AND takes a number, got text",
+		`multiIf(event = 'a', 1, event, 2, 3)`: "the condition of multiIf takes a number, got text",
+		`event IN ('a', 2)`:                    "IN takes text, got a number",
+		`CASE WHEN 1 THEN 'a' ELSE 2 END`:      "CASE mixes text and a number",
+	} {
+		e, err := ParseExpr(input)
+		if err != nil {
+			t.Fatalf("%s: %v", input, err)
+		}
+		err = CheckKinds(e, field)
+		var he *Error
+		if !errors.As(err, &he) || !strings.Contains(he.Msg, want) {
+			t.Errorf("%s: got %v, want a refusal saying %q", input, err, want)
+		}
+	}
+	for _, input := range []string{`if(properties.price > 10, 'big', 'small')`, `toFloat(properties.p) * 2 + 1`,
+		`coalesce(upper(person.properties.plan), 'NO PLAN')`, `concat(properties.a, 1, timestamp)`, `toString(round(toFloat(properties.p)))`,
+		`multiIf(properties.p >= 100, 'huge', properties.p IS NULL, 'none', NULL)`, `timestamp > '2026-01-01' AND timestamp - INTERVAL 1 DAY < now()`,
+		`substring(lower(event), 1, 3)`, `length(properties.q) + 1`, `if(properties.x = 'a', NULL, 'b')`} {
+		e, err := ParseExpr(input)
+		if err == nil {
+			err = CheckKinds(e, field)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", input, err)
+		}
+	}
+}
