@@ -130,7 +130,7 @@ func TestBadConditionsNameTheirPlace(t *testing.T) {
 	many := "[" + strings.TrimSuffix(strings.Repeat(`{"key": "a", "value": 1},`, maxPropertyConditions+1), ",") + "]"
 	cases := []struct{ name, doc, detail string }{
 		{"an unknown operator", `[{"key": "a", "value": 1, "operator": "like"}]`, `properties[0].operator: unknown operator like`},
-		{"an unknown type", `[{"key": "a", "value": 1, "type": "planet"}]`, `properties[0].type must be event, person, session or cohort`},
+		{"an unknown type", `[{"key": "a", "value": 1, "type": "planet"}]`, `properties[0].type must be event, person, group, session or cohort`},
 		{"a type not supported yet", `[{"key": "a", "value": 1, "type": "element"}]`, `element properties are not supported yet`},
 		{"an unknown cohort", `[{"key": "id", "value": 1, "type": "cohort"}]`, `cohort 1 does not exist`},
 		{"a missing key", `[{"value": 1}]`, `properties[0].key must be a non-empty property name`},
