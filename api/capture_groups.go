@@ -72,9 +72,11 @@ func (s *Server) captureGroups(ctx context.Context, project int64, p *payload) e
 	for i := range p.events {
 		c := &p.events[i]
 		identify := c.Event.Event == "$groupidentify"
-		// Most events name no group: a look at the text decides (a key
-		// spelled with \u escapes is decoded to be sure).
-		if !identify && !strings.Contains(c.Properties, `groups"`) && !strings.Contains(c.Properties, `\u`) {
+		// Most events name no group: a look at the text decides. "roups"
+		// also finds the key when its $ or g is escaped (\u0024groups);
+		// looking for any \u instead would decode every event of a
+		// client that escapes non-ASCII text.
+		if !identify && !strings.Contains(c.Properties, "roups") {
 			continue
 		}
 		prefix := ""

@@ -219,6 +219,21 @@ func TestGroupsCapture(t *testing.T) {
 		}
 	})
 
+	t.Run("a $groups key spelled with escapes is read", func(t *testing.T) {
+		ev := groupEvent("escaped", "u4", at(14), nil)
+		ev["properties"] = json.RawMessage(`{"\u0024groups": {"company": "escaped-co"}}`)
+		if code, out := captureBatch(t, f, token, ev); code != 200 {
+			t.Fatalf("capture: %d %v", code, out)
+		}
+		code, body := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/insights/trend/", f.a.ProjectID), key, map[string]any{
+			"events": []any{map[string]any{"id": "escaped"}}, "date_from": "2026-03-02", "date_to": "2026-03-02",
+			"display": "ActionsTable", "breakdown": "$group_0"})
+		b, _ := json.Marshal(body["result"])
+		if code != 200 || !strings.Contains(string(b), `"breakdown_value":"escaped-co"`) {
+			t.Fatalf("%d %s", code, b)
+		}
+	})
+
 	t.Run("bad group input is a 400 naming the field", func(t *testing.T) {
 		for name, tc := range map[string]struct {
 			props map[string]any
