@@ -131,16 +131,18 @@ func parseActionSteps(raw json.RawMessage) (any, string) {
 			}
 		}
 		if p, ok := fields["properties"]; ok && !isNull(p) {
-			var x any
-			if json.Unmarshal(p, &x) != nil {
-				return nil, fmt.Sprintf("steps[%d].properties must be a list of conditions.", i)
+			// As jsonb will hold them: a NUL is refused here rather than by
+			// a failed INSERT, lone surrogates and bad bytes become U+FFFD.
+			doc, x, problem := jsonDocument(p)
+			if problem != "" && x == nil && json.Valid(p) {
+				return nil, fmt.Sprintf("steps[%d].properties: %s", i, problem)
 			}
 			switch x.(type) {
 			case []any, map[string]any:
 			default:
 				return nil, fmt.Sprintf("steps[%d].properties must be a list of conditions.", i)
 			}
-			st.Properties = p
+			st.Properties = json.RawMessage(doc)
 		}
 	}
 	b, err := json.Marshal(steps)
