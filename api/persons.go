@@ -27,6 +27,7 @@ func (s *Server) personsRoutes(api *gin.RouterGroup) {
 	g.GET("/values", read, s.personValues)
 	g.GET("/:id", read, s.getPerson)
 	g.PATCH("/:id", requireScope("person:write"), s.updatePerson)
+	g.DELETE("/:id", requireScope("person:write"), s.deletePerson)
 	// Persons have one editable field, so a full update (PUT) is a PATCH.
 	g.PUT("/:id", requireScope("person:write"), s.updatePerson)
 	for _, route := range querybuilder.PersonsRoutes() {
@@ -365,4 +366,61 @@ func (s *Server) updatePerson(c *gin.Context) {
 		return
 	}
 	render(c, http.StatusOK, persons[0])
+}
+
+// deletePerson deletes a person, as PostHog's DELETE persons/:id/: the
+// person's row is marked deleted and its distinct ids unmapped, so that
+// their next event makes a new person; with delete_events=true the
+// person's events go too (with those of the persons merged into it).
+// Without it the events stay, still counted by event counts and under the
+// deleted person's id. The deletion runs inside ingestion's writer, between
+// batches (olap.Writer.DeletePerson).
+func (s *Server) deletePerson(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		writeError(c, NotFound())
+		return
+	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	withEvents := false
+	if v := c.Query("delete_events"); v != "" {
+		if withEvents, err = strconv.ParseBool(v); err != nil {
+			writeError(c, Invalid("delete_events", "delete_events must be true or false."))
+			return
+		}
+	}
+	ctx := c.Request.Context()
+	env := s.analysisEnv(p)
+	persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if len(persons) == 0 {
+		writeError(c, NotFound())
+		return
+	}
+	rows, err := s.engine.Query(ctx, querybuilder.PersonMergedStatement(env, id.String()))
+	if err != nil {
+		writeError(c, engineError(err))
+		return
+	}
+	var merged []string
+	for _, r := range rows.Data {
+		if m, ok := r[0].(string); ok {
+			merged = append(merged, m)
+		}
+	}
+	err = s.writer.DeletePerson(ctx, p.ID, func(version uint64) []querybuilder.Statement {
+		return querybuilder.PersonDeleteStatements(env, id.String(), merged, version, withEvents)
+	})
+	if err != nil {
+		writeError(c, &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Detail: "The person could not be deleted; try again.", Err: err})
+		return
+	}
+	s.ingest.note(p.ID)
+	c.Status(http.StatusNoContent)
 }

@@ -38,6 +38,9 @@ type teamIdentity struct {
 	// overrides maps a merged-away person to the person it lives on as,
 	// flattened (never a chain), complete for the team once loaded.
 	overrides map[uuid.UUID]uuid.UUID
+	// gone maps distinct ids whose person was deleted to that person
+	// (persons_delete.go).
+	gone map[string]uuid.UUID
 }
 
 // pending is what one flush must write besides events.
@@ -179,10 +182,12 @@ func (id *identity) prefetch(ctx context.Context, ti *teamIdentity, events []Eve
 		if err != nil {
 			return err
 		}
+		// Deleted mappings too: their distinct ids get new persons
+		// (freshPersonID).
 		rows, err := id.engine.Query(ctx, querybuilder.Statement{
-			SQL: `SELECT distinct_id, argMax(person_id, version) FROM ` + id.tables.DistinctIDs + `
+			SQL: `SELECT distinct_id, argMax(person_id, version), argMax(is_deleted, version) FROM ` + id.tables.DistinctIDs + `
 WHERE team_id = {team:Int64} AND distinct_id IN (SELECT d FROM format(JSONEachRow, 'd String', {ids:String}))
-GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
+GROUP BY distinct_id`,
 			Params: map[string]any{"team": ti.id, "ids": data},
 		})
 		if err != nil {
@@ -192,6 +197,10 @@ GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0`,
 			pid, err := cellUUID(r[1])
 			if err != nil {
 				return fmt.Errorf("look up distinct ids: %w", err)
+			}
+			if deleted, _ := r[2].(uint64); deleted == 1 {
+				ti.markGone(fmt.Sprint(r[0]), pid)
+				continue
 			}
 			ti.ids[fmt.Sprint(r[0])] = pid
 			id.cached++
@@ -267,7 +276,7 @@ func (ti *teamIdentity) current(p uuid.UUID) uuid.UUID {
 func (id *identity) personOf(ti *teamIdentity, d string, at time.Time, out *pending) uuid.UUID {
 	p, ok := ti.ids[d]
 	if !ok {
-		np := newPerson(PersonIDFor(ti.id, d), at)
+		np := newPerson(ti.freshPersonID(d), at)
 		ti.persons[np.id] = np
 		out.persons[np] = ti.id
 		id.mapID(ti, d, np.id, out)

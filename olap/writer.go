@@ -101,8 +101,10 @@ type Writer struct {
 	quit   chan struct{}
 	done   chan struct{}
 	ident  *identity
-	groups groupCache // the preparing stage's, as ident
-	stats  WriterStats
+	// deletes are persons' deletions, run by loop (persons_delete.go).
+	deletes chan *personDeletion
+	groups  groupCache // the preparing stage's, as ident
+	stats   WriterStats
 	// recent is nil unless SoleWriter; only the preparing stage uses it.
 	recent *recentUUIDs
 	// started says the recovery at start is done; recoverFrom, when set,
@@ -162,6 +164,7 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	w := &Writer{engine: engine, schema: schema, tables: tablesOf(schema), log: log, cfg: cfg, in: make(chan *writeRequest, 1024),
 		quit: make(chan struct{}), done: make(chan struct{}),
 		ident: newIdentity(engine, schema, log, cfg.IdentityCache)}
+	w.deletes = make(chan *personDeletion)
 	if cfg.SoleWriter {
 		w.recent = newRecentUUIDs(cfg.RecentUUIDs, time.Now())
 	}
@@ -287,6 +290,11 @@ func (w *Writer) loop() {
 			send(w.gather(r, written, settle, func() bool { return pending >= w.cfg.Inserts }))
 		case d := <-written:
 			settle(d)
+		case del := <-w.deletes:
+			for pending > 0 {
+				settle(<-written)
+			}
+			w.deletePerson(del)
 		case <-w.quit:
 			// Write what was queued before Close, then let writeLoop end.
 			for queued := true; queued; {
