@@ -66,3 +66,33 @@ func TestCorrelationRefusesWhatCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// An item's parts survive the statement's text whatever they hold: "::",
+// digits and colons, nothing at all.
+func TestCorrelationItemTextKeepsItsParts(t *testing.T) {
+	for _, parts := range [][]string{
+		{"a::b", "c"}, {"a", "b::c"}, {"", ""}, {"3:x", "::"}, {"12:", "7::8:"},
+		{"ev::il", "k::", "::v"}, {"", "", ""}, {"1:", "2::", "3"},
+	} {
+		q := &CorrelationQuery{Type: CorrelationProperties}
+		if len(parts) == 3 {
+			q.Type = CorrelationEventWithProperties
+		}
+		text := itemText(parts...)
+		got, err := q.itemParts(text)
+		if err != nil || len(got) != len(parts) {
+			t.Fatalf("%q: %q %v", parts, got, err)
+		}
+		for i := range parts {
+			if got[i] != parts[i] {
+				t.Fatalf("%q read back as %q (text %q)", parts, got, text)
+			}
+		}
+	}
+	q := &CorrelationQuery{Type: CorrelationProperties}
+	for _, bad := range []string{"plan::pro", "9:a::b", "x:a::b", "-1:a::b"} {
+		if _, err := q.itemParts(bad); err == nil {
+			t.Errorf("%q was read as an item", bad)
+		}
+	}
+}
