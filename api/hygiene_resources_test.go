@@ -51,7 +51,9 @@ func TestNULInEveryResourceFieldIsRefusedNamingIt(t *testing.T) {
 			{"description", func(b string) string { return `"d` + b + `"` }},
 			{"tags", func(b string) string { return `["t` + b + `"]` }},
 			{"steps", func(b string) string { return `[{"event": "e` + b + `"}]` }},
-			{"steps", func(b string) string { return `[{"event": "e", "url": "https://u` + b + `", "url_matching": "contains"}]` }},
+			{"steps", func(b string) string {
+				return `[{"event": "e", "url": "https://u` + b + `", "url_matching": "contains"}]`
+			}},
 			{"steps", func(b string) string { return `[{"event": "$autocapture", "text": "t` + b + `", "selector": "a"}]` }},
 			{"steps", func(b string) string {
 				return `[{"event": "e", "properties": [{"key": "k", "value": "v` + b + `", "type": "event"}]}]`
