@@ -189,7 +189,8 @@ func TestExpressionBreakdownsAgainstGo(t *testing.T) {
 
 	t.Run("an expression outside the subset is a 400 naming breakdown", func(t *testing.T) {
 		for _, expr := range []string{"file('/etc/passwd')", "toStartOfDay(timestamp)", "properties.x; SELECT 1",
-			strings.Repeat("lower(", 100) + "event" + strings.Repeat(")", 100), "(SELECT name FROM system.tables)"} {
+			strings.Repeat("lower(", 100) + "event" + strings.Repeat(")", 100), "(SELECT name FROM system.tables)",
+			"properties.price + properties.tax", "if(properties.$browser, 'a', 'b')"} {
 			p.wantInvalid(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}},
 				"breakdown_type": "hogql", "breakdown": expr}, "breakdown")
 		}

@@ -18,6 +18,22 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, input string) {
+		// The breakdown path: the subset's compiler and the kind check.
+		if e, err := ParseExpr(input); err == nil {
+			kindErr := CheckKinds(e, func([]string) Kind { return KindString })
+			sql, _, err := CompileExpr(e, &Compiler{Resolver: testResolver{}, Only: BreakdownFunctions})
+			for _, err := range []error{kindErr, err} {
+				var he *Error
+				if err != nil && !errors.As(err, &he) {
+					t.Fatalf("refusal %v (%T) is not a *hogql.Error", err, err)
+				}
+			}
+			if err == nil {
+				if err := checkNoInputText(sql); err != nil {
+					t.Fatalf("input %q: %v", input, err)
+				}
+			}
+		}
 		for _, kind := range []int{expr, sel} {
 			sql, _, err := compileText(kind, input)
 			if err != nil {
