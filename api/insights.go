@@ -197,20 +197,26 @@ func (s *Server) getInsight(c *gin.Context) {
 		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
 		return
 	}
-	// No dashboard exists yet, so a dashboard context changes nothing; the
-	// id is still checked so that a client's mistake is not hidden.
+	var fromDashboard int64
 	if v, ok := c.GetQuery("from_dashboard"); ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
 			writeError(c, Invalid("from_dashboard", "from_dashboard must be a dashboard id (a positive integer)."))
 			return
 		}
+		fromDashboard = n
 	}
 	p, i, ok := s.pathInsight(c)
 	if !ok {
 		return
 	}
+	d, err := s.contextDashboard(c, p, fromDashboard)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	out := insightObject(i, p)
-	if err := s.insightResult(c, p, i, insightRefreshMode(c.Query("refresh")), &out); err != nil {
+	if err := s.insightResult(c, p, i, d, insightRefreshMode(c.Query("refresh")), &out); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -476,12 +482,12 @@ type insightJSON struct {
 // computed result, which only a retrieve computes (insightResult); every
 // other answer carries none: nulls and is_cached false.
 func insightObject(i *metadata.Insight, p *metadata.Project) insightJSON {
-	return insightJSON{
+	out := insightJSON{
 		ID: i.ID, ShortID: i.ShortID, Name: strPtr(i.Name.String, i.Name.Valid),
 		DerivedName: strPtr(i.DerivedName.String, i.DerivedName.Valid),
 		Filters:     json.RawMessage(i.Filters), Query: nullJSON(i.Query.Valid, i.Query.JSONText),
 		Order: intPtr(i.Order.Int64, i.Order.Valid), Deleted: i.Deleted,
-		Dashboards: []int64{}, DashboardTiles: []dashboardTileJSON{},
+		Dashboards: []int64{}, DashboardTiles: insightTiles(i),
 		Result: nullJSON(false, nil), Columns: nullJSON(false, nil), QueryStatus: nullJSON(false, nil),
 		CreatedAt: i.CreatedAt, CreatedBy: userObject(i.CreatedBy), Description: i.Description, UpdatedAt: i.UpdatedAt,
 		Tags: list(i.Tags), Favorited: i.Favorited, Saved: i.Saved,
@@ -489,6 +495,21 @@ func insightObject(i *metadata.Insight, p *metadata.Project) insightJSON {
 		EffectiveRestrictionLevel: restrictionEveryoneCanEdit, EffectivePrivilegeLevel: privilegeCanEdit,
 		Timezone: p.Timezone,
 	}
+	for _, t := range out.DashboardTiles {
+		if !t.Deleted {
+			out.Dashboards = append(out.Dashboards, t.DashboardID)
+		}
+	}
+	return out
+}
+
+// insightTiles are the insight's tiles as the store read them.
+func insightTiles(i *metadata.Insight) []dashboardTileJSON {
+	tiles := []dashboardTileJSON{}
+	if len(i.DashboardTiles) > 0 {
+		_ = json.Unmarshal(i.DashboardTiles, &tiles) // the store's own JSON
+	}
+	return tiles
 }
 
 func insightObjects(is []metadata.Insight, p *metadata.Project) []insightJSON {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -25,37 +26,61 @@ type queryStatusJSON struct {
 // builder's registry computes; other kinds keep a null result. Filters
 // that do not validate answer a null result and a query_status saying
 // why; engine failures (timeouts, cancellation) are the request's error.
-func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.Insight, mode refreshMode, out *insightJSON) error {
-	var filters map[string]json.RawMessage
-	if json.Unmarshal(i.Filters, &filters) != nil {
-		return nil
-	}
-	params := querybuilder.Params(filters)
-	kind, ok := querybuilder.ForSavedInsight(params)
-	if !ok {
-		return nil
-	}
-	// Filters that do not validate, when parsed or once the engine's facts
-	// are known, are the insight's problem, not the request's.
-	invalid := func(err error) error {
-		if e := toError(err); e.Kind == KindInvalid {
-			b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
-			out.QueryStatus = b
-			return nil
-		}
+// With a dashboard d (from_dashboard), its filters override the
+// insight's (dashboardParams) and the result is cached under the filters
+// computed.
+func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.Insight, d *metadata.Dashboard, mode refreshMode, out *insightJSON) error {
+	a, err := s.savedAnalysis(c.Request.Context(), p, i, d, out)
+	if err != nil || a == nil {
 		return err
-	}
-	a, err := s.prepare(c.Request.Context(), p, kind, params)
-	if err != nil {
-		return invalid(err)
 	}
 	queryID, err := analysisQueryID(c, p.ID, nil)
 	if err != nil {
 		return err
 	}
 	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.compute(a, queryID))
+	return setSavedResult(a, r, err, out)
+}
+
+// savedAnalysis parses a saved insight's filters (with dashboard d's
+// overrides when d is not nil); nil when its kind is not computed or its
+// filters do not validate (then out's query_status says why).
+func (s *Server) savedAnalysis(ctx context.Context, p *metadata.Project, i *metadata.Insight, d *metadata.Dashboard, out *insightJSON) (*analysis, error) {
+	var filters map[string]json.RawMessage
+	if json.Unmarshal(i.Filters, &filters) != nil {
+		return nil, nil
+	}
+	params := querybuilder.Params(filters)
+	if d != nil {
+		params = dashboardParams(params, d)
+	}
+	kind, ok := querybuilder.ForSavedInsight(params)
+	if !ok {
+		return nil, nil
+	}
+	a, err := s.prepare(ctx, p, kind, params)
+	if err != nil {
+		return nil, invalidFilters(err, out)
+	}
+	return a, nil
+}
+
+// invalidFilters makes filters that do not validate, when parsed or once
+// the engine's facts are known, the insight's problem (its query_status),
+// not the request's.
+func invalidFilters(err error, out *insightJSON) error {
+	if e := toError(err); e.Kind == KindInvalid {
+		b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
+		out.QueryStatus = b
+		return nil
+	}
+	return err
+}
+
+// setSavedResult fills out's analysis fields from a's result r (or err).
+func setSavedResult(a *analysis, r *cachedResult, err error, out *insightJSON) error {
 	if err != nil || r == nil {
-		return invalid(err)
+		return invalidFilters(err, out)
 	}
 	computed := r.ComputedAt.UTC()
 	next := a.pol.nextRefresh(r.ComputedAt).UTC()

@@ -163,6 +163,7 @@ func (s *Server) Handler() http.Handler {
 	s.eventRoutes(api)
 	s.personsRoutes(api)
 	s.groupRoutes(api)
+	s.dashboardRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

@@ -35,6 +35,9 @@ const noNUL = "Must not contain NUL characters (\\u0000)."
 // to the value to store.
 type InsightInput struct {
 	Values map[string]any
+	// Dashboards are the dashboards the insight is to be on (the
+	// deprecated dashboards field); nil when the body had none.
+	Dashboards []int64
 }
 
 type insightField = field[Insight]
@@ -44,31 +47,33 @@ type insightField = field[Insight]
 // ignored, as for projects and as PostHog does; the first bad value is a
 // ValidationError naming it.
 func ParseInsightInput(body map[string]json.RawMessage) (InsightInput, error) {
+	var dashboards []int64
 	if raw, ok := body["dashboards"]; ok {
-		if problem := checkDashboards(raw); problem != "" {
+		var problem string
+		if dashboards, problem = parseDashboardIDs(raw); problem != "" {
 			return InsightInput{Values: map[string]any{}}, &ValidationError{Attr: "dashboards", Detail: problem}
 		}
 	}
 	values, err := parseFields(insightFields, body)
-	return InsightInput{Values: values}, err
+	return InsightInput{Values: values, Dashboards: dashboards}, err
 }
 
-// checkDashboards accepts the deprecated dashboards list: integers, and
-// since no dashboard exists yet, none at all.
-func checkDashboards(raw json.RawMessage) string {
+// parseDashboardIDs reads the deprecated dashboards list: dashboard ids
+// (whether they are the project's is the store's to check), never nil.
+func parseDashboardIDs(raw json.RawMessage) ([]int64, string) {
 	var ids []json.Number
 	if isNull(raw) || json.Unmarshal(raw, &ids) != nil {
-		return "Must be a list of dashboard ids."
+		return nil, "Must be a list of dashboard ids."
 	}
+	out := make([]int64, 0, len(ids))
 	for _, id := range ids {
-		if _, err := id.Int64(); err != nil {
-			return fmt.Sprintf("%q is not a dashboard id.", id)
+		n, err := id.Int64()
+		if err != nil || n < 1 {
+			return nil, fmt.Sprintf("%q is not a dashboard id.", id)
 		}
+		out = append(out, n)
 	}
-	if len(ids) > 0 {
-		return fmt.Sprintf("Dashboard %s does not exist.", ids[0])
-	}
-	return ""
+	return out, ""
 }
 
 // insightFields are the contract's writeable fields with their rules.

@@ -38,6 +38,9 @@ type Insight struct {
 	LastModifiedAt time.Time          `db:"last_modified_at"`
 	CreatedBy      *User              `db:"-"` // nil once the user is gone
 	LastModifiedBy *User              `db:"-"`
+	// DashboardTiles lists the insight's tiles as JSON [{id,
+	// dashboard_id, deleted}], deleted when the tile or its dashboard is.
+	DashboardTiles types.JSONText `db:"dashboard_tiles"`
 }
 
 // title is what activity entries call the insight: its name, else the
@@ -95,8 +98,13 @@ func userColumns(alias, prefix string) string {
 // insightSelect reads insights with both users in one query; callers add
 // the WHERE clause (and the window count, for lists).
 var insightSelect = `SELECT i.id, i.project_id, i.short_id, i.name, i.derived_name, i.description, i.filters, i.query,
-	i."order", i.deleted, i.favorited, i.saved, i.is_sample, i.tags, i.created_at, i.updated_at, i.last_modified_at, ` +
+	i."order", i.deleted, i.favorited, i.saved, i.is_sample, i.tags, i.created_at, i.updated_at, i.last_modified_at, ` + insightTilesColumn + ", " +
 	userColumns("cu", "created_by") + ", " + userColumns("mu", "last_modified_by")
+
+// insightTilesColumn is the insight's tiles, one subquery per row.
+const insightTilesColumn = `COALESCE((SELECT json_agg(json_build_object('id', t.id, 'dashboard_id', t.dashboard_id,
+	'deleted', t.deleted OR d.deleted) ORDER BY t.id) FROM dashboard_tiles t JOIN dashboards d ON d.id = t.dashboard_id
+	WHERE t.insight_id = i.id), '[]') AS dashboard_tiles`
 
 const insightJoins = ` FROM insights i LEFT JOIN users cu ON cu.id = i.created_by LEFT JOIN users mu ON mu.id = i.last_modified_by`
 
@@ -194,6 +202,9 @@ func (s *Store) CreateInsight(ctx context.Context, p *Project, userID int64, in 
 	if err != nil {
 		return nil, err
 	}
+	if _, err := setInsightDashboards(ctx, tx, p.ID, id, userID, in.Dashboards); err != nil {
+		return nil, err
+	}
 	i, err := s.insightWhere(ctx, tx, "i.id = $1", id)
 	if err != nil {
 		return nil, err
@@ -263,11 +274,19 @@ func (s *Store) UpdateInsight(ctx context.Context, p *Project, userID, id int64,
 		return nil, ErrNotFound
 	}
 	sets, args, changes := changedFields("Insight", insightFields, before, in.Values)
-	if len(sets) == 0 {
+	dashboards, err := setInsightDashboards(ctx, tx, p.ID, id, userID, in.Dashboards)
+	if err != nil {
+		return nil, err
+	}
+	if dashboards != nil {
+		changes = append(changes, *dashboards)
+	}
+	if len(changes) == 0 {
 		return before, nil
 	}
 	args = append(args, userID, id)
-	query := fmt.Sprintf("UPDATE insights SET %s, updated_at = now(), last_modified_at = now(), last_modified_by = $%d WHERE id = $%d",
+	sets = append(sets, "updated_at = now()")
+	query := fmt.Sprintf("UPDATE insights SET %s, last_modified_at = now(), last_modified_by = $%d WHERE id = $%d",
 		strings.Join(sets, ", "), len(args)-1, len(args))
 	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ var Scopes = []string{
 	"action:read", "action:write",
 	"cohort:read", "cohort:write",
 	"group:read", "group:write",
+	"dashboard:read", "dashboard:write",
 }
 
 // AllScopes is the scope that grants every other.

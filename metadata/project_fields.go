@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/jmoiron/sqlx/types"
 	"github.com/lib/pq"
 
@@ -322,4 +324,22 @@ func canonical(v any) []byte {
 	}
 	out, _ := json.Marshal(x)
 	return out
+}
+
+// checkPrimaryDashboard refuses a primary_dashboard that is not one of
+// the project's dashboards (not deleted), within the write's transaction.
+func checkPrimaryDashboard(ctx context.Context, tx *sqlx.Tx, projectID int64, values map[string]any) error {
+	id, ok := values["primary_dashboard"].(int64)
+	if !ok {
+		return nil
+	}
+	var exists bool
+	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM dashboards WHERE project_id = $1 AND id = $2 AND NOT deleted)",
+		projectID, id).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return &ValidationError{Attr: "primary_dashboard", Detail: fmt.Sprintf("Dashboard %d does not exist.", id)}
+	}
+	return nil
 }

@@ -234,6 +234,9 @@ func (s *Store) CreateProject(ctx context.Context, userID int64, orgRef string, 
 	if err := tx.QueryRowContext(ctx, query, args...).Scan(&id); err != nil {
 		return nil, err
 	}
+	if err := checkPrimaryDashboard(ctx, tx, id, in.Values); err != nil {
+		return nil, err
+	}
 	p, err := s.getProject(ctx, tx, userID, "p.id = $2", id)
 	if err != nil {
 		return nil, err
@@ -254,6 +257,9 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, 
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := checkPrimaryDashboard(ctx, tx, id, in.Values); err != nil {
+		return nil, err
+	}
 	org := before.OrganizationID
 	sets, args, changes := changedFields("Project", projectFields, before, in.Values)
 	if len(sets) == 0 {

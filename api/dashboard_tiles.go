@@ -1,0 +1,202 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// defaultTileSlots bounds a dashboard's concurrent tiles when the engine
+// does not tell its per-project share.
+const defaultTileSlots = 4
+
+// tileSlots is how many of a dashboard's tiles compute at once: the
+// project's share of the engine's statement slots, so no tile queues in
+// the engine behind its siblings (where it could wait out the queueing
+// time and answer 429) and other projects keep theirs.
+func (s *Server) tileSlots() int {
+	if e, ok := s.engine.(interface{ ProjectSlots() int }); ok {
+		return max(1, e.ProjectSlots())
+	}
+	return defaultTileSlots
+}
+
+// tileJob is one distinct computation of a dashboard: the tiles whose
+// effective filters share a cache key are answered by one.
+type tileJob struct {
+	a    *analysis
+	outs []*insightJSON
+}
+
+// dashboardTiles renders d's tiles, each insight with its result for d as
+// mode allows. Tiles are grouped by cache key, so identical filters are
+// computed once, and the distinct ones run concurrently, at most
+// tileSlots at a time, in tile order: concurrent retrieves of the same
+// dashboard join the same computations (the cache's single flight)
+// instead of each starting different ones. A tile the engine fails keeps
+// a null result and a query_status saying why; the others still answer.
+func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) ([]tileJSON, error) {
+	var ids []int64
+	for _, t := range d.Tiles {
+		if t.InsightID.Valid {
+			ids = append(ids, t.InsightID.Int64)
+		}
+	}
+	insights, err := s.store.InsightsByID(ctx, p.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	tiles := make([]tileJSON, 0, len(d.Tiles))
+	jobs := map[string]*tileJob{}
+	var order []*tileJob
+	for k := range d.Tiles {
+		t := &d.Tiles[k]
+		tj := tileJSON{ID: t.ID, Layouts: json.RawMessage(t.Layouts), Color: strPtr(t.Color.String, t.Color.Valid)}
+		if len(tj.Layouts) == 0 {
+			tj.Layouts = json.RawMessage("{}")
+		}
+		if t.TextBody.Valid {
+			tj.Text = &textJSON{ID: t.ID, Body: t.TextBody.String, LastModifiedAt: t.LastModifiedAt}
+			tiles = append(tiles, tj)
+			continue
+		}
+		i := insights[t.InsightID.Int64]
+		if i == nil {
+			continue // deleted since the dashboard was read
+		}
+		out := insightObject(i, p)
+		tj.Insight = &out
+		tiles = append(tiles, tj)
+		a, err := s.savedAnalysis(ctx, p, i, d, &out)
+		if err != nil {
+			return nil, err
+		}
+		if a == nil {
+			continue
+		}
+		j := jobs[a.pol.key]
+		if j == nil {
+			j = &tileJob{a: a}
+			jobs[a.pol.key] = j
+			order = append(order, j)
+		}
+		j.outs = append(j.outs, &out)
+	}
+	if err := s.runTileJobs(ctx, p, order, mode); err != nil {
+		return nil, err
+	}
+	for k := range tiles {
+		if in := tiles[k].Insight; in != nil {
+			tiles[k].LastRefresh, tiles[k].IsCached = in.LastRefresh, in.IsCached
+		}
+	}
+	return tiles, nil
+}
+
+// runTileJobs answers every job, at most tileSlots at once.
+func (s *Server) runTileJobs(ctx context.Context, p *metadata.Project, jobs []*tileJob, mode refreshMode) error {
+	sem := make(chan struct{}, s.tileSlots())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, j := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			// Each distinct computation runs under a query id of its own.
+			r, err := s.analysisResult(ctx, j.a.pol, mode, s.compute(j.a, projectQueryID(p.ID, uuid.NewString())))
+			for _, out := range j.outs {
+				if err := setSavedResult(j.a, r, err, out); err != nil {
+					s.tileFailed(ctx, p, err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// tileFailed records an engine failure in the tile's query_status.
+func (s *Server) tileFailed(ctx context.Context, p *metadata.Project, err error, out *insightJSON) {
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return // the request is gone: runTileJobs answers its error
+	}
+	e := toError(err)
+	if e.Kind == KindInternal {
+		s.log.Error("dashboard tile failed", "project_id", p.ID, "insight_id", out.ID, "error", err)
+	}
+	b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
+	out.QueryStatus = b
+}
+
+// contextDashboard is the dashboard a from_dashboard names (nil for 0):
+// one of the project's, not deleted, else a 400 naming the parameter.
+func (s *Server) contextDashboard(c *gin.Context, p *metadata.Project, id int64) (*metadata.Dashboard, error) {
+	if id == 0 {
+		return nil, nil
+	}
+	d, err := s.store.GetDashboard(c.Request.Context(), p.ID, id)
+	if errors.Is(err, metadata.ErrNotFound) || (err == nil && d.Deleted) {
+		return nil, Invalid("from_dashboard", fmt.Sprintf("Dashboard %d does not exist.", id))
+	}
+	return d, err
+}
+
+// dashboardParams is an insight's filter as dashboard d computes it: the
+// dashboard's date range, when it sets date_from, replaces the insight's
+// (date_to too, now when unset), as PostHog applies it; its properties
+// are ANDed with the insight's. The cache key is the one of the filter
+// computed, so the same filter written into an insight shares it.
+func dashboardParams(params querybuilder.Params, d *metadata.Dashboard) querybuilder.Params {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(d.Filters, &f) != nil || len(f) == 0 {
+		return params
+	}
+	out := maps.Clone(params)
+	if from, ok := f["date_from"]; ok && !isJSONNull(from) {
+		out["date_from"] = from
+		delete(out, "date_to")
+		if to, ok := f["date_to"]; ok && !isJSONNull(to) {
+			out["date_to"] = to
+		}
+	} else if to, ok := f["date_to"]; ok && !isJSONNull(to) {
+		out["date_to"] = to
+	}
+	if props, ok := f["properties"]; ok && !emptyDocument(props) {
+		own := params["properties"]
+		var text string
+		if json.Unmarshal(own, &text) == nil { // a document sent as a JSON string
+			own = json.RawMessage(text)
+		}
+		if emptyDocument(own) {
+			out["properties"] = props
+		} else {
+			out["properties"] = json.RawMessage("[" + string(own) + "," + string(props) + "]")
+		}
+	}
+	return out
+}
+
+// emptyDocument reports a properties value that holds no condition.
+func emptyDocument(raw json.RawMessage) bool {
+	switch strings.TrimSpace(string(raw)) {
+	case "", "null", "[]", "{}", `""`:
+		return true
+	}
+	return false
+}

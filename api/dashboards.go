@@ -1,0 +1,223 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/metadata"
+)
+
+// dashboardRoutes serve dashboards: named sets of tiles (insights and
+// texts) whose filters override their insights' (analytics.md,
+// Dashboards).
+func (s *Server) dashboardRoutes(api *gin.RouterGroup) {
+	g := api.Group("/projects/:project_id/dashboards")
+	read, write := requireScope("dashboard:read"), requireScope("dashboard:write")
+	g.GET("", read, s.listDashboards)
+	g.POST("", write, s.createDashboard)
+	g.GET("/:id", read, s.getDashboard)
+	g.PATCH("/:id", write, s.updateDashboard)
+	g.PUT("/:id", write, s.updateDashboard)
+	g.DELETE("/:id", write, s.deleteDashboard)
+	g.GET("/:id/activity", requireScope("activity_log:read"), s.dashboardActivity)
+}
+
+// pathDashboard loads the path's project and one of its dashboards; a
+// deleted one answers 404.
+func (s *Server) pathDashboard(c *gin.Context) (*metadata.Project, *metadata.Dashboard, bool) {
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return nil, nil, false
+	}
+	id, err := pathID(c, "id")
+	var d *metadata.Dashboard
+	if err == nil {
+		d, err = s.store.GetDashboard(c.Request.Context(), p.ID, id)
+	}
+	if err == nil && d.Deleted {
+		err = NotFound()
+	}
+	if err != nil {
+		writeError(c, err)
+		return nil, nil, false
+	}
+	return p, d, true
+}
+
+func (s *Server) listDashboards(c *gin.Context) {
+	limit, offset, err := page(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	search := c.Query("search")
+	if err := checkQueryText("search", search); err != nil {
+		writeError(c, err)
+		return
+	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	ds, total, err := s.store.ListDashboards(c.Request.Context(), p.ID, search, limit, offset)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]dashboardBasicJSON, len(ds))
+	for i := range ds {
+		out[i] = dashboardBasic(&ds[i])
+	}
+	paginated(c, total, limit, offset, out)
+}
+
+func (s *Server) createDashboard(c *gin.Context) {
+	in, err := dashboardInput(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	d, err := s.store.CreateDashboard(c.Request.Context(), p, principal(c).User.ID, in)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	s.renderDashboard(c, http.StatusCreated, p, d, refreshNever)
+}
+
+// getDashboard answers a dashboard with every tile's insight and its
+// result: cached ones when fresh, the others computed (refresh as for an
+// insight's retrieve).
+func (s *Server) getDashboard(c *gin.Context) {
+	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
+		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
+		return
+	}
+	if p, d, ok := s.pathDashboard(c); ok {
+		s.renderDashboard(c, http.StatusOK, p, d, insightRefreshMode(c.Query("refresh")))
+	}
+}
+
+// updateDashboard applies any subset of the writeable fields and tiles;
+// deleted: true soft-deletes it (its tiles read as deleted, its insights
+// stay). The answer carries cached results only.
+func (s *Server) updateDashboard(c *gin.Context) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	in, err := dashboardInput(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	d, err := s.store.UpdateDashboard(c.Request.Context(), p, principal(c).User.ID, id, in)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	s.renderDashboard(c, http.StatusOK, p, d, refreshNever)
+}
+
+// deleteDashboard refuses hard deletion, as for insights.
+func (s *Server) deleteDashboard(c *gin.Context) {
+	if _, _, ok := s.pathDashboard(c); ok {
+		c.Header("Allow", "GET, PATCH, PUT")
+		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+			Detail: "Hard delete of this dashboard is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
+	}
+}
+
+func (s *Server) dashboardActivity(c *gin.Context) {
+	if p, d, ok := s.pathDashboard(c); ok {
+		s.renderActivity(c, p, "Dashboard", strconv.FormatInt(d.ID, 10))
+	}
+}
+
+func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) {
+	tiles, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(status, dashboardJSON{dashboardBasicJSON: dashboardBasic(d), Tiles: tiles})
+}
+
+func dashboardInput(c *gin.Context) (metadata.DashboardInput, error) {
+	body, err := jsonObject(c)
+	if err != nil {
+		return metadata.DashboardInput{}, err
+	}
+	return metadata.ParseDashboardInput(body)
+}
+
+// dashboardBasicJSON is a dashboard as PostHog lists it.
+type dashboardBasicJSON struct {
+	ID                        int64           `json:"id"`
+	Name                      string          `json:"name"`
+	Description               string          `json:"description"`
+	Pinned                    bool            `json:"pinned"`
+	CreatedAt                 time.Time       `json:"created_at"`
+	CreatedBy                 *userJSON       `json:"created_by"`
+	LastModifiedAt            time.Time       `json:"last_modified_at"`
+	LastAccessedAt            *time.Time      `json:"last_accessed_at"`
+	IsShared                  bool            `json:"is_shared"`
+	Deleted                   bool            `json:"deleted"`
+	CreationMode              string          `json:"creation_mode"`
+	Filters                   json.RawMessage `json:"filters"`
+	Variables                 json.RawMessage `json:"variables"`
+	Tags                      []string        `json:"tags"`
+	RestrictionLevel          int64           `json:"restriction_level"`
+	EffectiveRestrictionLevel int64           `json:"effective_restriction_level"`
+	EffectivePrivilegeLevel   int             `json:"effective_privilege_level"`
+	UserAccessLevel           string          `json:"user_access_level"`
+}
+
+// dashboardJSON is a retrieved dashboard: its tiles too.
+type dashboardJSON struct {
+	dashboardBasicJSON
+	Tiles []tileJSON `json:"tiles"`
+}
+
+// tileJSON is one tile: an insight (with its result for the dashboard)
+// or a text.
+type tileJSON struct {
+	ID          int64           `json:"id"`
+	Insight     *insightJSON    `json:"insight"`
+	Text        *textJSON       `json:"text"`
+	Layouts     json.RawMessage `json:"layouts"`
+	Color       *string         `json:"color"`
+	LastRefresh *time.Time      `json:"last_refresh"`
+	IsCached    bool            `json:"is_cached"`
+	Deleted     bool            `json:"deleted"`
+}
+
+type textJSON struct {
+	ID             int64     `json:"id"`
+	Body           string    `json:"body"`
+	LastModifiedAt time.Time `json:"last_modified_at"`
+}
+
+func dashboardBasic(d *metadata.Dashboard) dashboardBasicJSON {
+	// Every member edits every dashboard until access control exists.
+	return dashboardBasicJSON{ID: d.ID, Name: d.Name, Description: d.Description, Pinned: d.Pinned, CreatedAt: d.CreatedAt,
+		CreatedBy: userObject(d.CreatedBy), LastModifiedAt: d.LastModifiedAt, Deleted: d.Deleted, CreationMode: d.CreationMode,
+		Filters: json.RawMessage(d.Filters), Variables: json.RawMessage("{}"), Tags: list(d.Tags),
+		RestrictionLevel: d.RestrictionLevel, EffectiveRestrictionLevel: d.RestrictionLevel,
+		EffectivePrivilegeLevel: privilegeCanEdit, UserAccessLevel: "editor"}
+}
