@@ -1,0 +1,210 @@
+// Command dashload times a 12-tile dashboard on the loaded project as 32
+// clients open it at once, cold (no cached result) then warm, against its
+// tiles computed one by one. The tiles are trends with breakdowns,
+// funnels and retention; some tiles are identical, so the dashboard has
+// fewer distinct computations than tiles.
+//
+// Each round: (1) the cached results are deleted and -clients clients
+// retrieve the dashboard at once: the cold time is until the last one is
+// answered, and the engine statements run meanwhile are counted; (2) the
+// same clients retrieve it -warm times each: the latencies' p50/p99; (3)
+// each distinct tile is retrieved alone with refresh=force_blocking, one
+// after the other: their sum, the slowest, and their statements. The
+// cold refresh must run as many statements as (3): each distinct tile
+// computed exactly once for all the clients.
+//
+// The API runs in-process on a counting wrapper of the loaded engine
+// (benchmarks/loaded opens the engine; only one process may).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/benchmarks/loaded"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// countingEngine counts the statements analyses run.
+type countingEngine struct {
+	*olap.Embedded
+	statements atomic.Int64
+}
+
+func (e *countingEngine) Query(ctx context.Context, stmt querybuilder.Statement) (*olap.Rows, error) {
+	e.statements.Add(1)
+	return e.Embedded.Query(ctx, stmt)
+}
+
+type client struct {
+	base, key string
+	http      *http.Client
+}
+
+// do sends a request and decodes the JSON answer into out (if not nil).
+func (c *client) do(method, path string, body any, out any) {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		loaded.Check(err)
+		r = bytesReader(b)
+	}
+	req, err := http.NewRequest(method, c.base+path, r)
+	loaded.Check(err)
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	loaded.Check(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	loaded.Check(err)
+	if resp.StatusCode >= 300 {
+		loaded.Check(fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b))
+	}
+	if out != nil {
+		loaded.Check(json.Unmarshal(b, out))
+	}
+}
+
+func main() {
+	f := loaded.RegisterFlags("dashboard's insights")
+	clients := flag.Int("clients", 32, "clients opening the dashboard at once")
+	warm := flag.Int("warm", 20, "warm retrieves per client per round")
+	env := loaded.Start("dashload", f)
+	defer env.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	// A server of our own, on the counting engine, beside loaded's.
+	ce := &countingEngine{Embedded: env.Engine}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	loaded.Check(err)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second,
+		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
+	go api.New(cfg, log, env.Store, ce).Serve(ctx, ln) //nolint:errcheck // stopped with ctx
+	c := &client{base: fmt.Sprintf("http://%s/api/projects/%d/", ln.Addr(), *f.Project), key: env.Key,
+		http: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: *clients}}}
+
+	tiles := dashboardTiles(env.From, env.To)
+	var tileBodies []any
+	distinct := map[string]int64{} // filters -> the first insight with them
+	var distinctIDs []int64
+	for _, t := range tiles {
+		var ins struct {
+			ID int64 `json:"id"`
+		}
+		c.do("POST", "insights/", map[string]any{"name": t.name, "filters": t.filters, "saved": true}, &ins)
+		tileBodies = append(tileBodies, map[string]any{"insight": ins.ID})
+		key, _ := json.Marshal(t.filters)
+		if _, ok := distinct[string(key)]; !ok {
+			distinct[string(key)] = ins.ID
+			distinctIDs = append(distinctIDs, ins.ID)
+		}
+	}
+	var dash struct {
+		ID int64 `json:"id"`
+	}
+	c.do("POST", "dashboards/", map[string]any{"name": "Load", "tiles": tileBodies}, &dash)
+	dashPath := fmt.Sprintf("dashboards/%d/", dash.ID)
+	fmt.Printf("project %d, %s to %s, %d tiles (%d distinct), %d clients, %d rounds; engine share %d per project; started %s, load average %s\n\n",
+		*f.Project, env.From, env.To, len(tiles), len(distinctIDs), *clients, env.Runs, ce.ProjectSlots(),
+		time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
+
+	var cold, sum, slowest, p50, p99 []time.Duration
+	for round := 0; round < env.Runs; round++ {
+		_, err := env.Store.DB().ExecContext(ctx, "DELETE FROM cached_results WHERE project_id = $1", *f.Project)
+		loaded.Check(err)
+		n0 := ce.statements.Load()
+		t0 := time.Now()
+		parallel(*clients, 1, func() { c.do("GET", dashPath, nil, nil) })
+		cold = append(cold, time.Since(t0))
+		coldStatements := ce.statements.Load() - n0
+
+		lat := parallel(*clients, *warm, func() { c.do("GET", dashPath, nil, nil) })
+		if ce.statements.Load() != n0+coldStatements {
+			loaded.Check(fmt.Errorf("round %d: the warm retrieves ran %d statements", round, ce.statements.Load()-n0-coldStatements))
+		}
+		slices.Sort(lat)
+		p50, p99 = append(p50, lat[len(lat)/2]), append(p99, lat[len(lat)*99/100])
+
+		n1 := ce.statements.Load()
+		var total, max time.Duration
+		for _, id := range distinctIDs {
+			t := time.Now()
+			c.do("GET", fmt.Sprintf("insights/%d/?refresh=force_blocking", id), nil, nil)
+			d := time.Since(t)
+			total += d
+			max = max0(max, d)
+		}
+		oneByOne := ce.statements.Load() - n1
+		sum, slowest = append(sum, total), append(slowest, max)
+		fmt.Printf("round %d: cold %.0f ms (%d statements), one by one %.0f ms, slowest tile %.0f ms (%d statements), warm p50 %.1f ms p99 %.1f ms\n",
+			round+1, loaded.Ms(cold[round]), coldStatements, loaded.Ms(total), loaded.Ms(max), oneByOne, loaded.Ms(p50[round]), loaded.Ms(p99[round]))
+		if coldStatements != oneByOne {
+			loaded.Check(fmt.Errorf("round %d: the cold dashboard ran %d statements, its distinct tiles one by one %d", round+1, coldStatements, oneByOne))
+		}
+	}
+	ratio := func(a, b []time.Duration) []float64 {
+		out := make([]float64, len(a))
+		for i := range a {
+			out[i] = float64(a[i]) / float64(b[i])
+		}
+		return out
+	}
+	fmt.Printf("\nmedian (min-max) over %d rounds, ms:\n", env.Runs)
+	fmt.Printf("  cold dashboard, %d clients:   %s\n", *clients, loaded.Spread(cold))
+	fmt.Printf("  distinct tiles one by one:    %s\n", loaded.Spread(sum))
+	fmt.Printf("  slowest tile:                 %s\n", loaded.Spread(slowest))
+	fmt.Printf("  cold / one by one:            %s\n", loaded.Ratios(ratio(cold, sum)))
+	fmt.Printf("  cold / slowest tile:          %s (target at most 1.50)\n", loaded.Ratios(ratio(cold, slowest)))
+	fmt.Printf("  warm p50:                     %s\n", loaded.Spread(p50))
+	fmt.Printf("  warm p99:                     %s (target under 20)\n", loaded.Spread(p99))
+}
+
+func max0(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// parallel runs fn n times on each of k goroutines at once and returns
+// every call's latency.
+func parallel(k, n int, fn func()) []time.Duration {
+	var mu sync.Mutex
+	var out []time.Duration
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range n {
+				t := time.Now()
+				fn()
+				d := time.Since(t)
+				mu.Lock()
+				out = append(out, d)
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
