@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 	"sync"
@@ -144,15 +143,17 @@ func (s *Server) tileFailed(ctx context.Context, p *metadata.Project, err error,
 	out.QueryStatus = b
 }
 
-// contextDashboard is the dashboard a from_dashboard names (nil for 0):
-// one of the project's, not deleted, else a 400 naming the parameter.
+// contextDashboard is the dashboard a from_dashboard names (nil for 0).
+// One that is not the project's, or deleted, gives no context: the
+// insight computes as itself, as PostHog answers an unknown
+// from_dashboard (and another organization's id reads as unknown).
 func (s *Server) contextDashboard(c *gin.Context, p *metadata.Project, id int64) (*metadata.Dashboard, error) {
 	if id == 0 {
 		return nil, nil
 	}
 	d, err := s.store.GetDashboard(c.Request.Context(), p.ID, id)
 	if errors.Is(err, metadata.ErrNotFound) || (err == nil && d.Deleted) {
-		return nil, Invalid("from_dashboard", fmt.Sprintf("Dashboard %d does not exist.", id))
+		return nil, nil
 	}
 	return d, err
 }

@@ -263,8 +263,18 @@ func TestFromDashboardOverridesFilters(t *testing.T) {
 			t.Fatalf("tiles %v", data)
 		}
 	})
-	t.Run("from_dashboard must name a dashboard of the project", func(t *testing.T) {
-		for _, q := range []string{"?from_dashboard=987654", "?from_dashboard=x", "?from_dashboard=0"} {
+	t.Run("an unknown or another organization's dashboard gives no context; a bad id is a 400", func(t *testing.T) {
+		st, theirs := call(t, f.h, "POST", f.dashboards(f.b.ProjectID), f.b.PersonalAPIKey, map[string]any{"name": "Bob's",
+			"filters": map[string]any{"date_from": "2026-03-08", "date_to": "2026-03-08"}})
+		if st != 201 {
+			t.Fatalf("%d %v", st, theirs)
+		}
+		for _, q := range []string{"?from_dashboard=987654", fmt.Sprintf("?from_dashboard=%v", theirs["id"])} {
+			if got := fmt.Sprint(dataOf(t, f.getInsight(t, plain["id"], q))); got != "[0 1 0 0 2 1 0 1 0]" {
+				t.Fatalf("%s: %s", q, got)
+			}
+		}
+		for _, q := range []string{"?from_dashboard=x", "?from_dashboard=0"} {
 			st, out := call(t, f.h, "GET", f.insight(team, plain["id"])+q, f.a.PersonalAPIKey, nil)
 			if st != 400 || out["attr"] != "from_dashboard" {
 				t.Fatalf("%s: %d %v", q, st, out)
