@@ -29,6 +29,14 @@ type Resolver interface {
 	Table(name string, bind func(typ string, v any) string) (string, error)
 }
 
+// SourceResolver is a Resolver that writes each scan of a table knowing
+// the alias its fields were resolved under (FieldRef.Alias), so a scan
+// joins only what the fields read through it need. The compiler calls
+// Source instead of Table when the Resolver has it.
+type SourceResolver interface {
+	Source(table, alias string, bind func(typ string, v any) string) (string, error)
+}
+
 // Compiler prints an AST as ClickHouse SQL. Every literal and
 // placeholder value becomes a bound parameter; functions come from the
 // allow-list; fields and tables from the Resolver; aliases, lambda

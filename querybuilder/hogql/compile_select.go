@@ -245,7 +245,13 @@ func (c *Compiler) selectOne(s *Select, parent *selScope) (string, columns, erro
 		}
 		for _, i := range tables {
 			src := sel.sources[i]
-			t, err := c.Resolver.Table(src.table, c.bind)
+			var t string
+			var err error
+			if sr, ok := c.Resolver.(SourceResolver); ok {
+				t, err = sr.Source(src.table, src.alias, c.bind)
+			} else {
+				t, err = c.Resolver.Table(src.table, c.bind)
+			}
 			if err != nil {
 				return "", columns{}, asError(err, s.From.At)
 			}

@@ -2,6 +2,7 @@ package hogql
 
 import (
 	"strings"
+	"testing"
 )
 
 // testResolver maps the fields and tables of a small events schema, the
@@ -46,3 +47,36 @@ func (testResolver) Table(name string, bind func(typ string, v any) string) (str
 // resolverWords are the identifiers testResolver writes.
 var resolverWords = []string{"e", "event", "timestamp", "distinct_id", "person_id", "mat_session_id", "mat_browser",
 	"properties", "JSONExtractString", "pp", "id", "SELECT", "FROM", "events", "persons", "WHERE", "team_id", "team", "Int64"}
+
+// sourceResolver is testResolver writing each scan with its alias.
+type sourceResolver struct {
+	testResolver
+	seen map[string]string
+}
+
+func (r *sourceResolver) Source(table, alias string, _ func(string, any) string) (string, error) {
+	r.seen[alias] = table
+	return "(SELECT * FROM " + table + " WHERE team_id = {team:Int64} AND " + alias + "_scan = 1)", nil
+}
+
+// A SourceResolver is asked for each scan with the alias its fields were
+// resolved under, subqueries' scans included.
+func TestSourceResolverSeesEachScansAlias(t *testing.T) {
+	s, err := ParseSelect(`SELECT event FROM events WHERE event IN (SELECT event FROM events AS x)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &sourceResolver{seen: map[string]string{}}
+	out, err := CompileSelect(s, &Compiler{Resolver: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.seen) != 2 {
+		t.Fatalf("want two scans, got %v", r.seen)
+	}
+	for alias := range r.seen {
+		if !strings.Contains(out.SQL, alias+"_scan = 1) AS "+alias) || !strings.Contains(out.SQL, alias+".event") {
+			t.Errorf("scan %s: %s", alias, out.SQL)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package querybuilder
+
+import "encoding/json"
+
+// retentionNode translates a RetentionQuery: retentionFilter's period,
+// intervals, type and entities.
+func retentionNode(r *nodeReader, out Params) {
+	out["insight"] = json.RawMessage(`"RETENTION"`)
+	r.common(out)
+	r.breakdown(out)
+	f := r.object("retentionFilter")
+	if f == nil {
+		return
+	}
+	f.copy("period", "period", out)
+	f.copy("totalIntervals", "total_intervals", out)
+	f.copy("retentionType", "retention_type", out)
+	for field, param := range map[string]string{"targetEntity": "target_entity", "returningEntity": "returning_entity"} {
+		e := f.object(field)
+		if e == nil {
+			continue
+		}
+		ent := Params{}
+		e.copyAll(ent, "id", "type", "name", "custom_name", "order", "properties")
+		e.ignore("uuid")
+		e.done()
+		out[param] = mustMarshal(ent)
+	}
+	f.refuse("cumulative", "retention is answered per interval, not cumulative")
+	f.refuse("minimumOccurrences", "every returning event counts (minimum 1)", "1")
+	f.refuse("timeWindowMode", "periods are calendar periods", `"strict_calendar_dates"`)
+	f.refuse("aggregationType", "retention counts actors", `"count"`)
+	// How a chart draws and averages the answer.
+	f.ignore("retentionReference", "showMean", "meanRetentionCalculation", "display", "dashboardDisplay",
+		"hideLineGraph", "hideSizeColumn", "selectedInterval", "showTrendLines")
+	f.done()
+}

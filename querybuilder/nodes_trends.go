@@ -1,0 +1,79 @@
+package querybuilder
+
+import "encoding/json"
+
+// trendsNode translates a TrendsQuery: trendsFilter's display and
+// formula, compareFilter, breakdownFilter.
+func trendsNode(r *nodeReader, out Params) {
+	out["insight"] = json.RawMessage(`"TRENDS"`)
+	r.series(out)
+	r.common(out)
+	r.breakdown(out)
+	r.compare(out)
+	f := r.object("trendsFilter")
+	if f == nil {
+		return
+	}
+	f.copy("display", "display", out)
+	f.copy("formula", "formula", out)
+	// formulas (and formulaNodes) are the newer list of formulas: one is
+	// the legacy formula, several would be several results.
+	formulas := f.list("formulas")
+	for _, n := range f.list("formulaNodes") {
+		var node struct {
+			Formula json.RawMessage `json:"formula"`
+		}
+		json.Unmarshal(n, &node)
+		formulas = append(formulas, node.Formula)
+	}
+	switch {
+	case len(formulas) == 1 && out["formula"] == nil:
+		out["formula"] = formulas[0]
+	case len(formulas) > 0:
+		r.pr.add(f.at("formulas"), "%s: one formula is supported (formula, or formulas holding one)", f.at("formulas"))
+	}
+	// compare sat in trendsFilter before compareFilter existed.
+	f.copy("compare", "compare", out)
+	f.refuse("smoothingIntervals", "smoothing is not supported", "1")
+	f.ignore("showLegend", "showValuesOnSeries", "showPercentStackView", "showLabelsOnSeries", "showAlertThresholdLines",
+		"showMultipleYAxes", "aggregationAxisFormat", "aggregationAxisPrefix", "aggregationAxisPostfix", "decimalPlaces",
+		"hiddenLegendIndexes", "hiddenLegendBreakdowns", "yAxisScaleType", "breakdown_histogram_bin_count",
+		"resultCustomizationBy", "resultCustomizations", "goalLines", "minDecimalPlaces", "detailedResultsAggregationType",
+		"showConfidenceIntervals", "confidenceLevel", "showTrendLines", "showMovingAverage", "movingAverageIntervals")
+	f.done()
+}
+
+// stickinessNode translates a StickinessQuery: a trends request of
+// insight STICKINESS.
+func stickinessNode(r *nodeReader, out Params) {
+	out["insight"] = json.RawMessage(`"STICKINESS"`)
+	r.series(out)
+	r.common(out)
+	r.compare(out)
+	f := r.object("stickinessFilter")
+	if f == nil {
+		return
+	}
+	f.copy("display", "display", out)
+	f.refuse("computedAs", "stickiness is computed non-cumulative", `"non_cumulative"`)
+	f.refuse("stickinessCriteria", "stickiness counts every active interval (criteria gte 1)",
+		`{"operator":"gte","value":1}`, `{"operator": "gte", "value": 1}`)
+	f.ignore("showLegend", "showValuesOnSeries", "hiddenLegendIndexes", "showMultipleYAxes", "resultCustomizationBy",
+		"resultCustomizations")
+	f.done()
+}
+
+// lifecycleNode translates a LifecycleQuery: a trends request of insight
+// LIFECYCLE. toggledLifecycles only hides statuses in a chart: every
+// status is answered.
+func lifecycleNode(r *nodeReader, out Params) {
+	out["insight"] = json.RawMessage(`"LIFECYCLE"`)
+	r.series(out)
+	r.common(out)
+	f := r.object("lifecycleFilter")
+	if f == nil {
+		return
+	}
+	f.ignore("toggledLifecycles", "showLegend", "showValuesOnSeries", "stacked")
+	f.done()
+}
