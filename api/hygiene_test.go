@@ -136,8 +136,9 @@ func TestBadGzipBodiesAre400OnEveryRoute(t *testing.T) {
 		"actions":     created(base+"actions/", map[string]any{"name": "a", "steps": []any{map[string]any{"event": "e"}}}),
 		"cohorts": created(base+"cohorts/", map[string]any{"name": "c", "groups": []any{map[string]any{"properties": []any{
 			map[string]any{"key": "email", "value": "x", "operator": "icontains", "type": "person"}}}}}),
-		"persons": uuid.NewString(), // the body is read before the person is looked up
-		"events":  uuid.NewString(),
+		"dashboards": created(base+"dashboards/", map[string]any{"name": "d"}),
+		"persons":    uuid.NewString(), // the body is read before the person is looked up
+		"events":     uuid.NewString(),
 	}
 	replace := strings.NewReplacer(":organization_id", a.OrganizationID.String(), ":project_id", fmt.Sprint(a.ProjectID),
 		":token", a.ProjectAPIToken)
