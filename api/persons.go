@@ -182,135 +182,6 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 	render(c, http.StatusOK, out)
 }
 
-// actorsPageLimit is the most actors one page of a number's actors holds.
-const actorsPageLimit = 100
-
-// actors answers the actors behind one number of an analysis of the
-// route's kind: {results: [{people, count}], next}, count being how many
-// the number counted. format=csv lists every one of them.
-func (s *Server) actors(route string) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		p, ok := s.pathInsightProject(c)
-		if !ok {
-			return
-		}
-		params, err := analysisParams(c)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		kind, _ := querybuilder.ForPersons(route)
-		env, err := s.entitiesEnv(c.Request.Context(), p, params)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		q, err := kind.Parse(params, env)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		lister, ok := q.(querybuilder.ActorsLister)
-		if !ok {
-			writeError(c, NotFound())
-			return
-		}
-		page := querybuilder.Page{Limit: actorsPageLimit}
-		for name, v := range map[string]*int{"limit": &page.Limit, "offset": &page.Offset} {
-			if raw := c.Query(name); raw != "" {
-				n, err := strconv.Atoi(raw)
-				if err != nil || n < 0 {
-					writeError(c, Invalid(name, name+" must be a whole number, 0 or more."))
-					return
-				}
-				*v = n
-			}
-		}
-		page.Limit = min(max(page.Limit, 1), actorsPageLimit)
-		if wantsCSV(c) {
-			page = querybuilder.Page{}
-		}
-		ctx := c.Request.Context()
-		f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, p.ID, q.Needs())
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		stmt, err := lister.Actors(params, f, page)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		rows, err := s.userQuery(ctx, p.ID, stmt)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		var ids []string
-		total := 0
-		for _, r := range rows.Data {
-			id, _ := r[0].(string)
-			ids = append(ids, id)
-			if n, ok := r[1].(uint64); ok {
-				total = int(n)
-			}
-		}
-		people, err := s.actorsOf(ctx, p, ids)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		if wantsCSV(c) {
-			render(c, http.StatusOK, people)
-			return
-		}
-		var next *string
-		if page.Offset+len(ids) < total {
-			u := linkWith(c, map[string]string{"limit": strconv.Itoa(page.Limit), "offset": strconv.Itoa(page.Offset + page.Limit)})
-			next = &u
-		}
-		c.JSON(http.StatusOK, gin.H{"results": []gin.H{{"people": people, "count": total}}, "next": next})
-	}
-}
-
-// actorsOf are the actors with these ids, in the ids' order: persons with
-// their properties and distinct ids; groups (ids that are not uuids) by
-// their key.
-func (s *Server) actorsOf(ctx context.Context, p *metadata.Project, ids []string) ([]any, error) {
-	var personIDs []string
-	for _, id := range ids {
-		if _, err := uuid.Parse(id); err == nil {
-			personIDs = append(personIDs, id)
-		}
-	}
-	byID := map[string]personJSON{}
-	for start := 0; start < len(personIDs); start += 10_000 {
-		chunk := personIDs[start:min(start+10_000, len(personIDs))]
-		persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(s.analysisEnv(p), chunk))
-		if err != nil {
-			return nil, err
-		}
-		for _, person := range persons {
-			byID[person.ID] = person
-		}
-	}
-	out := make([]any, 0, len(ids))
-	for _, id := range ids {
-		if person, ok := byID[id]; ok {
-			out = append(out, person)
-			continue
-		}
-		if _, err := uuid.Parse(id); err == nil {
-			// A person counted by their events whose row is gone
-			// (deleted since): listed by id, as counted.
-			out = append(out, personJSON{ID: id, UUID: id, Name: id, DistinctIDs: []string{}, Properties: json.RawMessage("{}")})
-			continue
-		}
-		out = append(out, gin.H{"id": id, "group_key": id, "type": "group"})
-	}
-	return out, nil
-}
-
 // updatePerson sets properties of a person ($set semantics: the keys
 // sent, the others kept), as an event of the person, so that the change
 // goes through ingestion like any $set and analyses see it.
@@ -405,7 +276,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 	}
 	rows, err := s.engine.Query(ctx, querybuilder.PersonMergedStatement(env, id.String()))
 	if err != nil {
-		writeError(c, engineError(err))
+		writeError(c, err)
 		return
 	}
 	var merged []string

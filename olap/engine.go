@@ -25,6 +25,10 @@ import (
 type Engine interface {
 	// Query runs a statement and returns all of its rows.
 	Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error)
+	// Stream runs a statement and hands its rows to each as they arrive,
+	// without holding the result (olap/stream.go), after its columns to
+	// columns; an error from either stops the statement and is returned.
+	Stream(ctx context.Context, stmt querybuilder.Statement, columns func([]Column) error, each func(row []any) error) error
 	// Exec runs a statement that returns no rows (DDL, ALTER, INSERT ... SELECT).
 	Exec(ctx context.Context, stmt querybuilder.Statement) error
 	// InsertEvents writes events in one insert: all of them or none.

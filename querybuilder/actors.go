@@ -18,8 +18,51 @@ import (
 // construction.
 
 // Page is a page of a selection's actors; Limit 0 means all of them.
+// Details, when set, joins each actor's details (persons' latest version
+// or groups' properties, by the actors' type) to its row in the same
+// statement: an export reads them all at once, where a page looks up its
+// hundred actors by key (PersonsByID, GroupsByKey).
 type Page struct {
 	Limit, Offset int
+	Details       *ActorType
+}
+
+// ActorType is what the actors of a number are: persons, groups of one
+// type, or sessions (trends' unique_session). The query knows it; an
+// actor's id does not say it (a session id is a uuid too).
+type ActorType struct {
+	Kind           ActorKind
+	GroupTypeIndex int
+}
+
+// ActorKind names a type of actor.
+type ActorKind string
+
+// The types of actors.
+const (
+	ActorPerson  ActorKind = "person"
+	ActorGroup   ActorKind = "group"
+	ActorSession ActorKind = "session"
+)
+
+// PersonActors are persons.
+var PersonActors = ActorType{Kind: ActorPerson}
+
+// GroupActors are the groups of a type.
+func GroupActors(index int) ActorType { return ActorType{Kind: ActorGroup, GroupTypeIndex: index} }
+
+// DetailColumns are the columns a Details page has after the actor and
+// the kind's further columns (it has no total): a person's properties, created_at, is_identified and
+// distinct_ids (empty for a person counted whose row is gone); a group's
+// group_properties and created_at; nothing for sessions.
+func DetailColumns(t ActorType) []string {
+	switch t.Kind {
+	case ActorPerson:
+		return []string{"properties", "created_at", "is_identified", "distinct_ids"}
+	case ActorGroup:
+		return []string{"group_properties", "created_at"}
+	}
+	return nil
 }
 
 // ActorsLister is a query whose numbers count actors.
@@ -30,6 +73,8 @@ type ActorsLister interface {
 	// total being the selection's size, ordered by actor; a kind may add
 	// columns after them (retention: each actor's appearances).
 	Actors(sel Params, f Facts, page Page) (Statement, error)
+	// ActorType is the type of the actors Actors lists for sel.
+	ActorType(sel Params) ActorType
 }
 
 // ActorsColumns are the columns of an actors statement.
@@ -72,6 +117,9 @@ func withSelection(base string, sel map[string]string) string {
 // (its column actor, one row per actor).
 // extra names further columns of sub to list after the total.
 func actorsPage(s *eventSource, sub string, page Page, extra ...string) Statement {
+	if page.Details != nil {
+		return actorsDetails(s, sub, page, extra)
+	}
 	cols := "toString(actor) AS actor, count() OVER () AS total"
 	for _, c := range extra {
 		cols += ", " + c
@@ -81,6 +129,57 @@ func actorsPage(s *eventSource, sub string, page Page, extra ...string) Statemen
 		sql += "\nLIMIT " + s.bind("UInt64", uint64(page.Limit)) + " OFFSET " + s.bind("UInt64", uint64(page.Offset))
 	}
 	return s.statement(sql)
+}
+
+// actorsDetails is actorsPage with each actor's details joined, and
+// without the total (an export lists them all, and a count over every
+// row would hold the first row back until the last): the details are
+// read once (every live person of the project with their
+// distinct ids, or every group of the type) and the actors are the join's
+// right side, the side the engine holds in memory, so that the persons
+// stream past it and an actor without a row (a person deleted since) is
+// still listed, with empty details.
+func actorsDetails(s *eventSource, sub string, page Page, extra []string) Statement {
+	cols := "toString(a.actor) AS actor"
+	for _, c := range extra {
+		cols += ", a." + c
+	}
+	var details, on string
+	switch page.Details.Kind {
+	case ActorPerson:
+		cols += ", x.properties, x.created_at, x.is_identified, x.distinct_ids"
+		details = "SELECT p.id AS id, p.properties AS properties, p.created_at AS created_at, p.is_identified AS is_identified, d.distinct_ids AS distinct_ids\n" +
+			"FROM " + personsLatest(s)
+		on = "x.id = a.actor"
+	case ActorGroup:
+		cols += ", x.group_properties, x.created_at"
+		details = `SELECT group_key, argMax(group_properties, version) AS group_properties, argMax(created_at, version) AS created_at
+FROM ` + s.schema.Groups + ` WHERE team_id = {team:Int64} AND group_type_index = ` + s.bind("UInt8", uint8(page.Details.GroupTypeIndex)) + `
+GROUP BY group_key`
+		on = "x.group_key = a.actor"
+	}
+	sql := "SELECT " + cols + "\nFROM "
+	if details == "" {
+		sql += "(\n" + indent(sub) + "\n) AS a"
+	} else {
+		sql += "(\n" + indent(details) + "\n) AS x\nRIGHT JOIN (\n" + indent(sub) + "\n) AS a ON " + on
+	}
+	sql += "\nORDER BY actor"
+	if page.Limit > 0 {
+		sql += "\nLIMIT " + s.bind("UInt64", uint64(page.Limit)) + " OFFSET " + s.bind("UInt64", uint64(page.Offset))
+	}
+	return s.statement(sql)
+}
+
+// GroupsByKey reads the groups of a type among keys: columns group_key,
+// group_properties, created_at (a page of group actors).
+func GroupsByKey(env Env, index int, keys []string) Statement {
+	c := newCommon(env, &problems{})
+	s := newEventSource(&c, Facts{})
+	return s.statement(`SELECT group_key, argMax(group_properties, version) AS group_properties, argMax(created_at, version) AS created_at
+FROM ` + s.schema.Groups + `
+WHERE team_id = {team:Int64} AND group_type_index = ` + s.bind("UInt8", uint8(index)) + ` AND group_key IN ` + s.bind("Array(String)", keys) + `
+GROUP BY group_key`)
 }
 
 // selInt reads a whole-number selection parameter that must be present.

@@ -110,7 +110,18 @@ func (q *PersonsQuery) Build() Statement {
 // PersonsColumns) under the conditions where, over aliases p and d.
 func personsRead(s *eventSource, where []string) string {
 	sql := `SELECT toString(p.id) AS id, p.properties, p.created_at, p.is_identified, d.distinct_ids, count() OVER () AS total
-FROM (
+FROM ` + personsLatest(s)
+	if len(where) > 0 {
+		sql += "\nWHERE " + strings.Join(where, "\n  AND ")
+	}
+	return sql
+}
+
+// personsLatest is the FROM clause of live persons (alias p: id,
+// properties, created_at, is_identified) joined to their distinct ids
+// (alias d: distinct_ids).
+func personsLatest(s *eventSource) string {
+	return `(
     SELECT id, argMax(properties, version) AS properties, argMax(created_at, version) AS created_at,
         argMax(is_identified, version) AS is_identified
     FROM ` + s.schema.Persons + ` WHERE team_id = {team:Int64}
@@ -125,10 +136,6 @@ INNER JOIN (
     )
     GROUP BY person_id
 ) AS d ON d.person_id = p.id`
-	if len(where) > 0 {
-		sql += "\nWHERE " + strings.Join(where, "\n  AND ")
-	}
-	return sql
 }
 
 // PersonsByID reads the live persons among ids (uuids in their usual

@@ -41,6 +41,9 @@ type Lib struct {
 	streamDone              func(s uintptr) uintptr
 	streamInsertError       func(s uintptr) string
 	destroyInsertStream     func(s uintptr)
+	streamQueryWithParamsN  func(conn uintptr, q *byte, qLen uintptr, f *byte, fLen uintptr, names **byte, nameLens *uintptr, values **byte, valueLens *uintptr, n uintptr) uintptr
+	streamFetchResult       func(conn uintptr, r uintptr) uintptr
+	streamCancelQuery       func(conn uintptr, r uintptr)
 }
 
 var (
@@ -83,6 +86,9 @@ func Load(path string) (*Lib, error) {
 		{&l.streamDone, "chdb_stream_done"},
 		{&l.streamInsertError, "chdb_stream_insert_error"},
 		{&l.destroyInsertStream, "chdb_destroy_insert_stream"},
+		{&l.streamQueryWithParamsN, "chdb_stream_query_with_params_n"},
+		{&l.streamFetchResult, "chdb_stream_fetch_result"},
+		{&l.streamCancelQuery, "chdb_stream_cancel_query"},
 	}
 	for _, s := range syms {
 		addr, err := purego.Dlsym(h, s.name)

@@ -1,0 +1,117 @@
+SELECT toString(a.actor) AS actor, x.properties, x.created_at, x.is_identified, x.distinct_ids
+FROM (
+    SELECT p.id AS id, p.properties AS properties, p.created_at AS created_at, p.is_identified AS is_identified, d.distinct_ids AS distinct_ids
+    FROM (
+        SELECT id, argMax(properties, version) AS properties, argMax(created_at, version) AS created_at,
+            argMax(is_identified, version) AS is_identified
+        FROM persons WHERE team_id = {team:Int64}
+        GROUP BY id HAVING argMax(is_deleted, version) = 0
+    ) AS p
+    INNER JOIN (
+        SELECT person_id, arraySort(groupArray(distinct_id)) AS distinct_ids
+        FROM (
+            SELECT distinct_id, argMax(person_id, version) AS person_id
+            FROM person_distinct_id WHERE team_id = {team:Int64}
+            GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0
+        )
+        GROUP BY person_id
+    ) AS d ON d.person_id = p.id
+) AS x
+RIGHT JOIN (
+    SELECT DISTINCT actor
+    FROM (
+        SELECT actor, level, t_1, t_2, t_3
+        FROM (
+            SELECT actor, weight, level, excluded, t_1, t_2, t_3
+            FROM (
+                SELECT *,
+                    is_hot AND (0) AS excluded,
+                    if(is_hot, hot_level, toUInt8(entered)) AS level
+                FROM (
+                    SELECT *,
+                        if(is_hot, if(hot_level >= 1, ts[p_1], 0), entry_t) AS t_1,
+                        if(hot_level >= 2, ts[p_2], 0) AS t_2,
+                        if(hot_level >= 3, ts[p_3], 0) AS t_3
+                    FROM (
+                        SELECT *,
+                            if(hot_level >= 1, arrayFirstIndex(x -> x = start, s_1), 0) AS p_1,
+                            if(hot_level >= 2, arrayFirstIndex(x -> x = start, s_2), 0) AS p_2,
+                            if(hot_level >= 3, arrayFirstIndex(x -> x = start, s_3), 0) AS p_3
+                        FROM (
+                            SELECT *,
+                                toUInt8(multiIf(s_3[-1] != 0, 3, s_2[-1] != 0, 2, s_1[-1] != 0, 1, 0)) AS hot_level,
+                                multiIf(s_3[-1] != 0, s_3[-1], s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
+                            FROM (
+                                SELECT *,
+                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {p2:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_2, 0)))) AS s_3
+                                FROM (
+                                    SELECT *,
+                                        arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {p2:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                    FROM (
+                                        SELECT *,
+                                            arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
+                                        FROM (
+                                            SELECT *,
+                                                arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
+                                                arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                            FROM (
+                                                SELECT a AS actor,
+                                                    max(hot) AS is_hot,
+                                                    countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                    toUInt64(1) AS weight,
+                                                    arraySort(groupArrayIf(k, hot)) AS keys,
+                                                    maxIf(tt0, bitAnd(m, 1) != 0 AND NOT hot) AS entry_t
+                                                FROM (
+                                                    SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                                        (bitShiftLeft(toUInt64(e.event = {p3:String}), 0)
+                                                            + bitShiftLeft(toUInt64(e.event = {p4:String}), 1)
+                                                            + bitShiftLeft(toUInt64(e.event = {p5:String}), 2)) AS m,
+                                                        if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
+                                                            SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                            FROM events AS e
+                                                            LEFT JOIN (
+                                                                SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                            ) AS po ON e.person_id = po.old_person_id
+                                                            WHERE e.team_id = {team:Int64}
+                                                              AND e.timestamp >= {p0:DateTime64(6, 'UTC')} AND e.timestamp <= {p1:DateTime64(6, 'UTC')}
+                                                              AND (e.event = {p4:String})
+                                                        ) AS hot,
+                                                        if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
+                                                        toUnixTimestamp64Micro(e.timestamp) + 1 AS tt0
+                                                    FROM events AS e
+                                                    LEFT JOIN (
+                                                        SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                        FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                    ) AS po ON e.person_id = po.old_person_id
+                                                    WHERE e.team_id = {team:Int64}
+                                                      AND e.timestamp >= {p0:DateTime64(6, 'UTC')} AND e.timestamp <= {p1:DateTime64(6, 'UTC')}
+                                                      AND (e.event = {p3:String}
+                                                        OR e.event = {p4:String}
+                                                        OR e.event = {p5:String})
+                                                )
+                                                GROUP BY actor
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
+        WHERE level > 0 AND NOT excluded
+    )
+    WHERE level >= {p6:UInt8}
+) AS a ON x.id = a.actor
+ORDER BY actor
+-- p0 = time.Date(2026, time.February, 7, 23, 0, 0, 0, time.UTC)
+-- p1 = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p2 = 1209600000000
+-- p3 = "$pageview"
+-- p4 = "signup"
+-- p5 = "purchase"
+-- p6 = 0x2
+-- team = 42
+-- tz = "Europe/Berlin"
