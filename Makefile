@@ -52,6 +52,9 @@ bench-correlation: setup
 bench-entities: setup
 	@scripts/bench-entities.sh
 
+bench-persons: setup
+	@scripts/bench-persons.sh
+
 lint:
 	gofmt -l . | (! grep .)
 	go vet ./...
