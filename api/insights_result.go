@@ -47,7 +47,14 @@ func (s *Server) insightResult(c *gin.Context, p *metadata.Project, i *metadata.
 // filters do not validate (then out's query_status says why).
 func (s *Server) savedAnalysis(ctx context.Context, p *metadata.Project, i *metadata.Insight, d *metadata.Dashboard, out *insightJSON) (*analysis, error) {
 	var filters map[string]json.RawMessage
-	if json.Unmarshal(i.Filters, &filters) != nil {
+	// An insight node in query wins over filters, as in PostHog.
+	if q := json.RawMessage(i.Query.JSONText); i.Query.Valid && querybuilder.IsInsightNode(querybuilder.NodeKind(q)) {
+		node, err := querybuilder.TranslateNode(q, "query")
+		if err != nil {
+			return nil, invalidFilters(err, out)
+		}
+		filters = node.Params
+	} else if json.Unmarshal(i.Filters, &filters) != nil {
 		return nil, nil
 	}
 	params := querybuilder.Params(filters)

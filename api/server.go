@@ -164,6 +164,7 @@ func (s *Server) Handler() http.Handler {
 	s.personsRoutes(api)
 	s.groupRoutes(api)
 	s.dashboardRoutes(api)
+	s.queryRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

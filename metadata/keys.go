@@ -33,6 +33,7 @@ var Scopes = []string{
 	"cohort:read", "cohort:write",
 	"group:read", "group:write",
 	"dashboard:read", "dashboard:write",
+	"query:read",
 }
 
 // AllScopes is the scope that grants every other.

@@ -1,0 +1,229 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder"
+)
+
+// queryRoutes serves PostHog's query API: POST query/ with {"query":
+// node, "refresh": ...} under a project and under the environments alias.
+func (s *Server) queryRoutes(api *gin.RouterGroup) {
+	read := requireScope("query:read")
+	api.POST("/projects/:project_id/query", read, s.query)
+	api.POST("/environments/:project_id/query", read, s.query)
+}
+
+// queryBody is the body of POST query/.
+type queryBody struct {
+	Query         json.RawMessage `json:"query"`
+	Refresh       json.RawMessage `json:"refresh"`
+	ClientQueryID json.RawMessage `json:"client_query_id"`
+}
+
+// queryEnvelope is an insight node's answer: what the legacy endpoint
+// puts in result, as results.
+type queryEnvelope struct {
+	Results     json.RawMessage `json:"results"`
+	IsCached    bool            `json:"is_cached"`
+	LastRefresh *time.Time      `json:"last_refresh"`
+	Timezone    string          `json:"timezone"`
+	CacheKey    string          `json:"cache_key,omitempty"`
+}
+
+// hogqlEnvelope is a HogQLQuery's or EventsQuery's answer.
+type hogqlEnvelope struct {
+	Columns     []string `json:"columns"`
+	Types       []string `json:"types"`
+	Results     [][]any  `json:"results"`
+	HasMore     bool     `json:"hasMore"`
+	Limit       int      `json:"limit"`
+	IsCached    bool     `json:"is_cached"`
+	LastRefresh string   `json:"last_refresh"`
+	Timezone    string   `json:"timezone"`
+	Query       string   `json:"query,omitempty"`
+}
+
+// query answers POST query/ for one node: an insight node through its
+// kind (and the cache it shares with the legacy request), an EventsQuery
+// or a HogQLQuery run under the project's limits.
+func (s *Server) query(c *gin.Context) {
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
+	b, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	var body queryBody
+	if json.Unmarshal(b, &body) != nil {
+		writeError(c, Invalid("body", "The body must be a JSON object holding query."))
+		return
+	}
+	if isJSONNull(body.Query) || len(body.Query) == 0 {
+		writeError(c, Invalid("query", "query is required: a query node such as {\"kind\": \"HogQLQuery\", \"query\": \"SELECT ...\"}."))
+		return
+	}
+	kind := querybuilder.NodeKind(body.Query)
+	switch {
+	case querybuilder.IsInsightNode(kind):
+		s.insightQuery(c, p, body)
+	case kind == "HogQLQuery":
+		s.hogqlQuery(c, p, body.Query)
+	case kind == "EventsQuery":
+		s.eventsQuery(c, p, body.Query)
+	default:
+		writeError(c, Invalid("query.kind", fmt.Sprintf("query.kind %q is not supported; use HogQLQuery, EventsQuery, InsightVizNode, "+
+			"TrendsQuery, FunnelsQuery, RetentionQuery, PathsQuery, StickinessQuery or LifecycleQuery.", kind)))
+	}
+}
+
+// insightQuery answers an insight node as its legacy request.
+func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBody) {
+	node, err := querybuilder.TranslateNode(body.Query, "query")
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	kind, ok := querybuilder.ForSavedInsight(node.Params)
+	if !ok {
+		writeError(c, Invalid("query", "query is not an analysis insightd computes."))
+		return
+	}
+	params := node.Params
+	if !isJSONNull(body.ClientQueryID) && len(body.ClientQueryID) > 0 {
+		params = querybuilder.Params{"client_query_id": body.ClientQueryID}
+		for k, v := range node.Params {
+			params[k] = v
+		}
+	}
+	queryID, err := analysisQueryID(c, p.ID, params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	a, err := s.prepare(c.Request.Context(), p, kind, node.Params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	r, err := s.analysisResult(c.Request.Context(), a.pol, queryRefreshMode(body.Refresh), s.compute(a, queryID))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	env := queryEnvelope{Results: json.RawMessage("null"), Timezone: a.q.Base().Location().String(), CacheKey: a.pol.key}
+	if r != nil {
+		at := r.ComputedAt.UTC()
+		env.Results, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
+	}
+	c.JSON(http.StatusOK, env)
+}
+
+// queryRefreshMode reads PostHog's refresh of the query API: blocking
+// (the default) answers a fresh cached result, force_blocking and true
+// recompute, force_cache answers only the cache.
+func queryRefreshMode(raw json.RawMessage) refreshMode {
+	return analysisRefreshMode(string(raw))
+}
+
+// hogqlQuery runs a HogQLQuery.
+func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage) {
+	var n struct {
+		Query        string          `json:"query"`
+		Values       json.RawMessage `json:"values"`
+		Placeholders json.RawMessage `json:"placeholders"`
+	}
+	if json.Unmarshal(raw, &n) != nil || n.Query == "" {
+		writeError(c, Invalid("query.query", "query.query must be the HogQL text of a SELECT."))
+		return
+	}
+	if !isJSONNull(n.Placeholders) && len(n.Placeholders) > 0 && string(n.Placeholders) != "{}" {
+		writeError(c, Invalid("query.placeholders", "query.placeholders (expressions) are not supported; bind values with query.values."))
+		return
+	}
+	values, err := querybuilder.HogQLValues(n.Values, "query.values")
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	st, err := querybuilder.BuildHogQL(n.Query, values, s.analysisEnv(p), "query.query")
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	s.runHogQL(c, p, st, nil, n.Query)
+}
+
+// eventsQuery runs an EventsQuery.
+func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage) {
+	st, err := querybuilder.BuildEventsQuery(raw, "query", s.analysisEnv(p))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	s.runHogQL(c, p, st.HogQLStatement, st.Star, "")
+}
+
+// runHogQL runs a compiled statement in the project's share of the
+// engine and answers its first Limit rows; star marks columns that are
+// an event ("*"), answered as objects.
+func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text string) {
+	rows, err := s.userQuery(c.Request.Context(), p.ID, st.Statement)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	types := make([]string, len(rows.Columns))
+	for i, col := range rows.Columns {
+		types[i] = col.Type
+	}
+	env := hogqlEnvelope{Columns: st.Columns, Types: types, Results: rows.Data, Limit: st.Limit,
+		LastRefresh: time.Now().UTC().Format(time.RFC3339Nano), Timezone: s.analysisEnv(p).Project.Timezone, Query: text}
+	if env.Timezone == "" {
+		env.Timezone = "UTC"
+	}
+	if len(env.Results) > st.Limit {
+		env.Results, env.HasMore = env.Results[:st.Limit], true
+	}
+	if env.Results == nil {
+		env.Results = [][]any{}
+	}
+	for i, isStar := range star {
+		if !isStar {
+			continue
+		}
+		for _, row := range env.Results {
+			row[i] = starObject(row[i])
+		}
+	}
+	c.JSON(http.StatusOK, env)
+}
+
+// starObject is a "*" column's tuple as the event object PostHog answers.
+func starObject(v any) any {
+	items, ok := v.([]any)
+	if !ok || len(items) != len(querybuilder.EventsStar) {
+		return v
+	}
+	out := map[string]any{}
+	for i, k := range querybuilder.EventsStar {
+		out[k] = items[i]
+		if s, ok := items[i].(string); ok && k == "properties" {
+			var props map[string]any
+			if json.Unmarshal([]byte(s), &props) == nil {
+				out[k] = props
+			}
+		}
+	}
+	return out
+}
