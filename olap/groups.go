@@ -20,10 +20,19 @@ type GroupUpdate struct {
 	Set       map[string]json.RawMessage
 }
 
-// GroupsTable holds every version of every group (migrations/clickhouse
-// 0008); the highest version of a group is its current state.
-var GroupsTable = Table{"groups", []string{
-	"team_id", "group_type_index", "group_key", "group_properties", "property_times", "created_at", "version"}}
+// groupsColumns are the columns the writer fills in the groups table
+// (migrations/clickhouse 0008), which holds every version of every group;
+// the highest version of a group is its current state.
+var groupsColumns = []string{"team_id", "group_type_index", "group_key", "group_properties", "property_times", "created_at", "version"}
+
+// groupsTable is the groups table of the writer's schema.
+func (w *Writer) groupsTable() Table {
+	name := w.schema.Groups
+	if name == "" {
+		name = querybuilder.DefaultSchema().Groups // a schema from before groups
+	}
+	return Table{name, groupsColumns}
+}
 
 // maxCachedGroups bounds the groups the writer remembers; past it the
 // cache is dropped and groups are read back from ClickHouse on their next
@@ -117,7 +126,7 @@ func groupWrites(group []*writeRequest) []groupWrite {
 }
 
 // prepareGroups applies a batch's group updates (prepared in generation
-// gen) and returns the rows of GroupsTable to write.
+// gen) and returns the rows of the groups table to write.
 func (w *Writer) prepareGroups(ctx context.Context, gen uint64, group []*writeRequest) ([][]any, error) {
 	writes := groupWrites(group)
 	if len(writes) == 0 {
@@ -181,7 +190,7 @@ func (w *Writer) loadGroups(ctx context.Context, team int64, ids []groupID) erro
 	}
 	rows, err := w.engine.Query(ctx, querybuilder.Statement{
 		SQL: `SELECT group_type_index, group_key, argMax(property_times, version), argMax(created_at, version)
-FROM ` + GroupsTable.name + ` WHERE team_id = {team:Int64}
+FROM ` + w.groupsTable().name + ` WHERE team_id = {team:Int64}
   AND (group_type_index, group_key) IN (SELECT i, k FROM format(JSONEachRow, 'i UInt8, k String', {keys:String}))
 GROUP BY group_type_index, group_key`,
 		Params: map[string]any{"team": team, "keys": text},

@@ -26,7 +26,7 @@ type batch struct {
 	events  []Event // to insert: duplicates dropped, persons resolved
 	owner   []int   // events[i] came from group[owner[i]]
 	persons [][]any // rows of the persons table
-	groups  [][]any // rows of GroupsTable
+	groups  [][]any // rows of the groups table
 	p       *pending
 	// fresh holds the client-chosen uuids of events to insert, recorded in
 	// event_uuids after them; inflight the same keys, held by the
@@ -166,7 +166,7 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 		{w.tables.persons, b.persons},
 		{w.tables.distinctIDs, b.p.distinctIDs},
 		{w.tables.overrides, b.p.overrides},
-		{GroupsTable, b.groups},
+		{w.groupsTable(), b.groups},
 	}
 	errs := make([]error, len(writes))
 	start := time.Now()
