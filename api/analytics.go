@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -97,7 +98,34 @@ func (s *Server) analyze(route string) gin.HandlerFunc {
 		if debugRequested(c, params) {
 			env.Debug = s.debugStatement(ctx, a)
 		}
+		writeEnvelope(c, env)
+	}
+}
+
+// writeEnvelope answers env as c.JSON would, but writes the result's
+// bytes as they are instead of re-encoding them into a buffer and copying
+// that: at the budget's edge a result is tens of megabytes, and c.JSON
+// held two more copies of it. A result is what json.Marshal made (or the
+// cache kept of it as text), so it is already compact and escaped as
+// c.JSON would make it; one that is not (a cache entry written as jsonb
+// before 0002) goes through c.JSON.
+func writeEnvelope(c *gin.Context, env analysisEnvelope) {
+	result := env.Result
+	env.Result = json.RawMessage("null")
+	rest, err := json.Marshal(env)
+	const head = `{"result":null`
+	if err != nil || !bytes.HasPrefix(rest, []byte(head)) || !json.Valid(result) || !marshalled(result) {
+		env.Result = result
 		c.JSON(http.StatusOK, env)
+		return
+	}
+	c.Header("Content-Type", "application/json; charset=utf-8")
+	c.Status(http.StatusOK)
+	w := c.Writer
+	for _, b := range [][]byte{[]byte(`{"result":`), result, rest[len(head):]} {
+		if _, err := w.Write(b); err != nil {
+			return // the client left
+		}
 	}
 }
 
@@ -333,4 +361,28 @@ func debugRequested(c *gin.Context, params querybuilder.Params) bool {
 	}
 	raw, ok := params["debug"]
 	return ok && strings.TrimSpace(string(raw)) == "true"
+}
+
+// marshalled reports whether valid JSON b is as json.Marshal writes it:
+// no space between tokens, and none of the characters it escapes (<, >,
+// &, U+2028, U+2029) left in strings.
+func marshalled(b []byte) bool {
+	inString, escaped := false, false
+	for i, ch := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && ch == '\\':
+			escaped = true
+		case ch == '"':
+			inString = !inString
+		case inString && (ch == '<' || ch == '>' || ch == '&'):
+			return false
+		case inString && ch == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9):
+			return false
+		case !inString && (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'):
+			return false
+		}
+	}
+	return true
 }

@@ -49,7 +49,9 @@ func (s *Store) PutCachedResult(ctx context.Context, projectID int64, key string
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(ctx, projectID, key, string(r.Result), r.ComputedAt, r.StaleAt)
+	// As bytes, which the driver sends as they are (a string it copies
+	// into bytes first): a result at the budget's edge is tens of MB.
+	_, err = st.ExecContext(ctx, projectID, key, []byte(r.Result), r.ComputedAt, r.StaleAt)
 	return err
 }
 
