@@ -198,6 +198,17 @@ func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.H
 	if env.Results == nil {
 		env.Results = [][]any{}
 	}
+	// Dates answer as PostHog's do, a day without a time.
+	for i, col := range rows.Columns {
+		if col.Type != "Date" && col.Type != "Date32" && col.Type != "Nullable(Date)" {
+			continue
+		}
+		for _, row := range env.Results {
+			if t, ok := row[i].(time.Time); ok {
+				row[i] = t.Format(time.DateOnly)
+			}
+		}
+	}
 	for i, isStar := range star {
 		if !isStar {
 			continue
