@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -39,6 +39,9 @@ bench-retention: setup
 
 bench-dashboards: setup
 	@scripts/bench-dashboards.sh
+
+bench-query: setup
+	@scripts/bench-query.sh
 
 bench-soak: setup
 	@scripts/bench-soak.sh
