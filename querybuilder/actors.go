@@ -2,6 +2,7 @@ package querybuilder
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/url"
 	"sort"
 	"strconv"
@@ -108,9 +109,26 @@ func withSelection(base string, sel map[string]string) string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		base += "&" + url.QueryEscape(k) + "=" + url.QueryEscape(sel[k])
+		base += "&" + url.QueryEscape(k) + "=" + url.QueryEscape(selectionText(sel[k]))
 	}
 	return base
+}
+
+// selectionText is a selection value as the persons endpoint reads it
+// back as sent: ParseQuery takes text that is valid JSON as JSON, so such
+// text, other than a whole number or a boolean, travels as a JSON string
+// (a multiple breakdown's value ["Chrome","Mac"], a histogram bin's
+// "[1,5.5]", a value "null" or "\"quoted\"" would otherwise come back as
+// a list, nothing or other text).
+func selectionText(v string) string {
+	if !json.Valid([]byte(v)) || v == "true" || v == "false" {
+		return v
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && strconv.FormatInt(n, 10) == v {
+		return v
+	}
+	b, _ := json.Marshal(v) // a Go string always encodes
+	return string(b)
 }
 
 // actorsPage is the statement of one page of the actors a subquery lists
