@@ -31,6 +31,8 @@ type refCorrelationItem struct {
 	S, F  int64
 	Ratio float64
 	Type  string
+	// Success and Failure are the actors counted in S and F.
+	Success, Failure map[string]bool
 }
 
 // answer is the result: the items in order and skewed.
@@ -66,7 +68,10 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 	}
 	n := len(c.Funnel.Steps)
 	var S, F int64
-	type counts struct{ s, f int64 }
+	type counts struct {
+		s, f             int64
+		success, failure map[string]bool
+	}
 	items := map[string]*counts{}
 	for _, p := range c.Funnel.persons(all) {
 		success := p.level() == n
@@ -117,12 +122,14 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 		}
 		for it := range mine {
 			if items[it] == nil {
-				items[it] = &counts{}
+				items[it] = &counts{success: map[string]bool{}, failure: map[string]bool{}}
 			}
 			if success {
 				items[it].s++
+				items[it].success[p.ID] = true
 			} else {
 				items[it].f++
+				items[it].failure[p.ID] = true
 			}
 		}
 	}
@@ -135,7 +142,7 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 			continue
 		}
 		r := (float64(k.s+1) * float64(F-k.f+1)) / (float64(S-k.s+1) * float64(k.f+1))
-		it := refCorrelationItem{name, k.s, k.f, r, "failure"}
+		it := refCorrelationItem{name, k.s, k.f, r, "failure", k.success, k.failure}
 		if r > 1 {
 			it.Type = "success"
 			succ = append(succ, it)

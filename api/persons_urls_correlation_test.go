@@ -1,0 +1,43 @@
+package api
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Every correlation item's people URLs on random events: the success URL
+// lists the persons who converted and have the item, the failure URL those
+// who did not, as the reference counts them (events, properties, and
+// events with properties, with merged persons).
+func TestCorrelationItemPeopleOnRandomEvents(t *testing.T) {
+	env := newFunnelEnv(t)
+	checked := 0
+	for seed := int64(5); seed <= 6; seed++ {
+		events := correlationEvents(seed)
+		p := env.project(t, events)
+		f := refFunnel{Steps: []refStep{{Event: "A"}, {Event: "B"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06",
+			Order: "ordered", WindowInterval: 12, WindowUnit: "hour"}
+		for _, c := range []refCorrelation{
+			{Funnel: f},
+			{Funnel: f, Type: "properties", Names: []string{"tier"}},
+			{Funnel: f, Type: "event_with_properties", EventNames: []string{"X", "Y"}, ExcludeEventProperties: []string{"$ip"}},
+		} {
+			got := checkCorrelation(t, p, events, c)
+			want, _ := c.answer(events)
+			for i, item := range got.Events {
+				for _, side := range []struct {
+					link  string
+					shown int64
+					roots map[string]bool
+				}{{item.SuccessPeopleURL, item.SuccessCount, want[i].Success}, {item.FailurePeopleURL, item.FailureCount, want[i].Failure}} {
+					people, count := p.follow(t, side.link)
+					samePeople(t, fmt.Sprintf("seed %d %s %s", seed, c.Type, item.Event.Event), people, count, int(side.shown), personKeys(events, side.roots))
+					checked += len(people)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no one to check")
+	}
+}
