@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -42,6 +42,9 @@ bench-dashboards: setup
 
 bench-query: setup
 	@scripts/bench-query.sh
+
+bench-breakdowns: setup
+	@scripts/bench-breakdowns.sh
 
 bench-soak: setup
 	@scripts/bench-soak.sh
