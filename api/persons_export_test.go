@@ -249,11 +249,54 @@ func TestActorsCSVStreamsManyActorsInBoundedMemory(t *testing.T) {
 	if w.code != 200 || w.lines != n+1 {
 		t.Fatalf("%d, %d lines (want %d): %q", w.code, w.lines, n+1, w.start)
 	}
+	// The first row names its person by their email, as the list does.
+	head, err := csv.NewReader(bytes.NewReader(w.start[:bytes.LastIndexByte(w.start, '\n')])).ReadAll()
+	if err != nil || len(head) < 2 || head[1][2] != strings.TrimPrefix(head[1][3], `["`)[:len(head[1][3])-4]+"@example.com" {
+		t.Fatalf("the first rows %q: %v", head, err)
+	}
 	grew := int64(w.peak) - int64(before.HeapAlloc)
 	t.Logf("%d rows, %d MiB in %v (%.0f rows/s); live heap grew %d KiB at most", n, w.bytes>>20, took, float64(n)/took.Seconds(), grew>>10)
 	// Holding the export would take its size in text and several times
 	// that as Go values; streaming holds an engine chunk's rows.
 	if grew > int64(w.bytes)/8 {
 		t.Fatalf("live heap grew %d MiB for a %d MiB export", grew>>20, w.bytes>>20)
+	}
+}
+
+// A retention cell's export carries each person's appearances, as its
+// pages do.
+func TestActorsCSVOfARetentionCellCarriesAppearances(t *testing.T) {
+	env := newFunnelEnv(t)
+	p := env.project(t, periodEvents(9))
+	var rows []struct {
+		Values []struct {
+			Count     int    `json:"count"`
+			PeopleURL string `json:"people_url"`
+		} `json:"values"`
+	}
+	p.result(t, "retention", map[string]any{"target_entity": map[string]any{"id": "A"}, "returning_entity": map[string]any{"id": "B"},
+		"total_intervals": 6, "date_to": "2026-03-08"}, &rows)
+	checked := 0
+	for _, row := range rows[:3] {
+		cell := row.Values[0]
+		actors, count := p.actorsOfURL(t, cell.PeopleURL)
+		want := map[string]string{}
+		for _, a := range actors {
+			b, _ := json.Marshal(a["appearances"])
+			want[a["id"].(string)] = string(b)
+		}
+		header, records := p.exportCSV(t, cell.PeopleURL)
+		if header[len(header)-1] != "appearances" || len(records) != count || count != cell.Count {
+			t.Fatalf("header %v, %d rows for %d", header, len(records), count)
+		}
+		for _, r := range records {
+			if want[r[0]] != r[len(r)-1] {
+				t.Fatalf("%s: appearances %s in the export, %s in the pages", r[0], r[len(r)-1], want[r[0]])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no one to check")
 	}
 }

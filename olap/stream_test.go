@@ -90,3 +90,34 @@ func itoa(n uint64) string {
 		}
 	}
 }
+
+func TestStreamReadsRowsOfTextAsTheGenericDecoderDoes(t *testing.T) {
+	stmt := querybuilder.Statement{
+		SQL: `SELECT toString(number) AS n, {a:String} AS a, concat('{"k":"', toString(number), '\\"q\\"', '"}') AS j, '' AS e
+FROM numbers(200000) ORDER BY number`,
+		Params: map[string]any{"a": "tab\there, \"quotes\", [brackets], é, \U0001F600, \\ and \u0001"},
+	}
+	var text, generic [][]any
+	cols := func([]Column) error { return nil }
+	if err := engine.Stream(context.Background(), stmt, cols, func(r []any) error { text = append(text, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	all, err := engine.Query(context.Background(), stmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	generic = all.Data
+	if len(text) != 200000 || len(generic) != len(text) {
+		t.Fatalf("%d and %d rows", len(text), len(generic))
+	}
+	for i := range text {
+		for j := range text[i] {
+			if text[i][j] != generic[i][j] {
+				t.Fatalf("row %d column %d: %q, the generic decoder %q", i, j, text[i][j], generic[i][j])
+			}
+		}
+	}
+	if text[7][2] != `{"k":"7\"q\""}` || text[0][1] != stmt.Params["a"] {
+		t.Fatalf("%q %q", text[7][2], text[0][1])
+	}
+}

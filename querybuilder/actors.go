@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
+	"strings"
 	"strconv"
 	"time"
 )
@@ -19,13 +20,17 @@ import (
 // construction.
 
 // Page is a page of a selection's actors; Limit 0 means all of them.
-// Details, when set, joins each actor's details (persons' latest version
-// or groups' properties, by the actors' type) to its row in the same
-// statement: an export reads them all at once, where a page looks up its
-// hundred actors by key (PersonsByID, GroupsByKey).
+// Details, when set, makes the statement an export's: each actor's
+// details (persons' latest version, or groups' properties, by the actors'
+// type) joined to its row, every column the text of one cell of the
+// export (ExportColumns); an export reads the details once, where a page
+// looks up its hundred actors by key (PersonsByID, GroupsByKey).
+// DisplayNames are the person properties that name a person, in order
+// (the project's person_display_name_properties).
 type Page struct {
 	Limit, Offset int
 	Details       *ActorType
+	DisplayNames  []string
 }
 
 // ActorType is what the actors of a number are: persons, groups of one
@@ -52,18 +57,18 @@ var PersonActors = ActorType{Kind: ActorPerson}
 // GroupActors are the groups of a type.
 func GroupActors(index int) ActorType { return ActorType{Kind: ActorGroup, GroupTypeIndex: index} }
 
-// DetailColumns are the columns a Details page has after the actor and
-// the kind's further columns (it has no total): a person's properties, created_at, is_identified and
-// distinct_ids (empty for a person counted whose row is gone); a group's
-// group_properties and created_at; nothing for sessions.
-func DetailColumns(t ActorType) []string {
+// ExportColumns are the leading columns of an export's statement (a
+// Details page), named as the export's header: the JSON answer's fields,
+// as text. The kind's further columns follow (retention's appearances),
+// as JSON text.
+func ExportColumns(t ActorType) []string {
 	switch t.Kind {
-	case ActorPerson:
-		return []string{"properties", "created_at", "is_identified", "distinct_ids"}
 	case ActorGroup:
-		return []string{"group_properties", "created_at"}
+		return []string{"id", "group_key", "group_type_index", "group_properties", "created_at", "type"}
+	case ActorSession:
+		return []string{"id", "session_id", "type"}
 	}
-	return nil
+	return []string{"id", "uuid", "name", "distinct_ids", "properties", "created_at", "is_identified"}
 }
 
 // ActorsLister is a query whose numbers count actors.
@@ -149,40 +154,62 @@ func actorsPage(s *eventSource, sub string, page Page, extra ...string) Statemen
 	return s.statement(sql)
 }
 
-// actorsDetails is actorsPage with each actor's details joined, and
-// without the total (an export lists them all, and a count over every
-// row would hold the first row back until the last): the details are
-// read once (every live person of the project with their
+// actorsDetails is actorsPage for an export: each actor's details
+// joined, every column a cell's text (ExportColumns; a person's name by
+// the display properties, as the persons list names them; a time in
+// RFC 3339, empty for an actor without a row), and no total (a count over
+// every row would hold the first row back until the last). The engine
+// writes the cells, which the export only copies out: decoding typed
+// columns and formatting them in Go took most of an export's time. The
+// details are read once (every live person of the project with their
 // distinct ids, or every group of the type) and the actors are the join's
 // right side, the side the engine holds in memory, so that the persons
 // stream past it and an actor without a row (a person deleted since) is
 // still listed, with empty details.
 func actorsDetails(s *eventSource, sub string, page Page, extra []string) Statement {
-	cols := "toString(a.actor) AS actor"
-	for _, c := range extra {
-		cols += ", a." + c
-	}
+	const at = "'%Y-%m-%dT%H:%i:%S.%fZ', 'UTC'"
+	id := "toString(a.actor)"
+	var cells []string
 	var details, on string
 	switch page.Details.Kind {
 	case ActorPerson:
-		cols += ", x.properties, x.created_at, x.is_identified, x.distinct_ids"
+		name := "multiIf("
+		for _, n := range page.DisplayNames {
+			v := "JSONExtractString(x.properties, " + s.str(n) + ")"
+			name += v + " != '', " + v + ", "
+		}
+		name += "notEmpty(x.distinct_ids), x.distinct_ids[1], " + id + ")"
+		cells = []string{id, id, name, "toJSONString(x.distinct_ids)", "if(x.properties = '', '{}', x.properties)",
+			"if(empty(x.distinct_ids), '', formatDateTime(x.created_at, " + at + "))", "if(x.is_identified = 1, 'true', 'false')"}
 		details = "SELECT p.id AS id, p.properties AS properties, p.created_at AS created_at, p.is_identified AS is_identified, d.distinct_ids AS distinct_ids\n" +
 			"FROM " + personsLatest(s)
 		on = "x.id = a.actor"
 	case ActorGroup:
-		cols += ", x.group_properties, x.created_at"
+		cells = []string{id, id, "toString(" + s.bind("UInt8", uint8(page.Details.GroupTypeIndex)) + ")",
+			"if(x.group_properties = '', '{}', x.group_properties)",
+			"if(x.group_key = '', '', formatDateTime(x.created_at, " + at + "))", "'group'"}
 		details = `SELECT group_key, argMax(group_properties, version) AS group_properties, argMax(created_at, version) AS created_at
 FROM ` + s.schema.Groups + ` WHERE team_id = {team:Int64} AND group_type_index = ` + s.bind("UInt8", uint8(page.Details.GroupTypeIndex)) + `
 GROUP BY group_key`
 		on = "x.group_key = a.actor"
+	default:
+		cells = []string{id, id, "'session'"}
 	}
-	sql := "SELECT " + cols + "\nFROM "
+	names := ExportColumns(*page.Details)
+	cols := make([]string, 0, len(cells)+len(extra))
+	for i, c := range cells {
+		cols = append(cols, c+" AS "+names[i])
+	}
+	for _, c := range extra {
+		cols = append(cols, "toJSONString(a."+c+") AS "+c)
+	}
+	sql := "SELECT " + strings.Join(cols, ",\n    ") + "\nFROM "
 	if details == "" {
 		sql += "(\n" + indent(sub) + "\n) AS a"
 	} else {
 		sql += "(\n" + indent(details) + "\n) AS x\nRIGHT JOIN (\n" + indent(sub) + "\n) AS a ON " + on
 	}
-	sql += "\nORDER BY actor"
+	sql += "\nORDER BY id"
 	if page.Limit > 0 {
 		sql += "\nLIMIT " + s.bind("UInt64", uint64(page.Limit)) + " OFFSET " + s.bind("UInt64", uint64(page.Offset))
 	}

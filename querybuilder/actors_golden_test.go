@@ -31,7 +31,7 @@ func TestActorsExportGoldenSQL(t *testing.T) {
 		}
 		l := q.(ActorsLister)
 		typ := l.ActorType(p)
-		return l.Actors(p, Facts{}, Page{Details: &typ})
+		return l.Actors(p, Facts{}, Page{Details: &typ, DisplayNames: []string{"email", "name"}})
 	})
 }
 

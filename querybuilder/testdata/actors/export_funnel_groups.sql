@@ -1,4 +1,9 @@
-SELECT toString(a.actor) AS actor, x.group_properties, x.created_at
+SELECT toString(a.actor) AS id,
+    toString(a.actor) AS group_key,
+    toString({p7:UInt8}) AS group_type_index,
+    if(x.group_properties = '', '{}', x.group_properties) AS group_properties,
+    if(x.group_key = '', '', formatDateTime(x.created_at, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS created_at,
+    'group' AS type
 FROM (
     SELECT group_key, argMax(group_properties, version) AS group_properties, argMax(created_at, version) AS created_at
     FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p7:UInt8}
@@ -78,7 +83,7 @@ RIGHT JOIN (
     )
     WHERE level = {p6:UInt8}
 ) AS a ON x.group_key = a.actor
-ORDER BY actor
+ORDER BY id
 -- p0 = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
 -- p1 = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
 -- p2 = 1209600000000

@@ -1,4 +1,10 @@
-SELECT toString(a.actor) AS actor, x.properties, x.created_at, x.is_identified, x.distinct_ids
+SELECT toString(a.actor) AS id,
+    toString(a.actor) AS uuid,
+    multiIf(JSONExtractString(x.properties, {p7:String}) != '', JSONExtractString(x.properties, {p7:String}), JSONExtractString(x.properties, {p8:String}) != '', JSONExtractString(x.properties, {p8:String}), notEmpty(x.distinct_ids), x.distinct_ids[1], toString(a.actor)) AS name,
+    toJSONString(x.distinct_ids) AS distinct_ids,
+    if(x.properties = '', '{}', x.properties) AS properties,
+    if(empty(x.distinct_ids), '', formatDateTime(x.created_at, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS created_at,
+    if(x.is_identified = 1, 'true', 'false') AS is_identified
 FROM (
     SELECT p.id AS id, p.properties AS properties, p.created_at AS created_at, p.is_identified AS is_identified, d.distinct_ids AS distinct_ids
     FROM (
@@ -105,7 +111,7 @@ RIGHT JOIN (
     )
     WHERE level >= {p6:UInt8}
 ) AS a ON x.id = a.actor
-ORDER BY actor
+ORDER BY id
 -- p0 = time.Date(2026, time.February, 7, 23, 0, 0, 0, time.UTC)
 -- p1 = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
 -- p2 = 1209600000000
@@ -113,5 +119,7 @@ ORDER BY actor
 -- p4 = "signup"
 -- p5 = "purchase"
 -- p6 = 0x2
+-- p7 = "email"
+-- p8 = "name"
 -- team = 42
 -- tz = "Europe/Berlin"

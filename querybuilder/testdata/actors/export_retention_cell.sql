@@ -1,4 +1,11 @@
-SELECT toString(a.actor) AS actor, a.appearances, x.properties, x.created_at, x.is_identified, x.distinct_ids
+SELECT toString(a.actor) AS id,
+    toString(a.actor) AS uuid,
+    multiIf(JSONExtractString(x.properties, {p5:String}) != '', JSONExtractString(x.properties, {p5:String}), JSONExtractString(x.properties, {p6:String}) != '', JSONExtractString(x.properties, {p6:String}), notEmpty(x.distinct_ids), x.distinct_ids[1], toString(a.actor)) AS name,
+    toJSONString(x.distinct_ids) AS distinct_ids,
+    if(x.properties = '', '{}', x.properties) AS properties,
+    if(empty(x.distinct_ids), '', formatDateTime(x.created_at, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')) AS created_at,
+    if(x.is_identified = 1, 'true', 'false') AS is_identified,
+    toJSONString(a.appearances) AS appearances
 FROM (
     SELECT p.id AS id, p.properties AS properties, p.created_at AS created_at, p.is_identified AS is_identified, d.distinct_ids AS distinct_ids
     FROM (
@@ -38,12 +45,14 @@ RIGHT JOIN (
     )
     WHERE bitAnd(bitShiftRight(tb, {p0:UInt32}), 1) = 1
 ) AS a ON x.id = a.actor
-ORDER BY actor
+ORDER BY id
 -- intervals = 4
 -- p0 = 0x0
 -- p1 = "$pageview"
 -- p2 = "2026-03-07"
 -- p3 = time.Date(2026, time.March, 6, 23, 0, 0, 0, time.UTC)
 -- p4 = time.Date(2026, time.March, 10, 23, 0, 0, 0, time.UTC)
+-- p5 = "email"
+-- p6 = "name"
 -- team = 42
 -- tz = "Europe/Berlin"

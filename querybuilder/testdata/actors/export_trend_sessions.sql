@@ -1,4 +1,6 @@
-SELECT toString(a.actor) AS actor
+SELECT toString(a.actor) AS id,
+    toString(a.actor) AS session_id,
+    'session' AS type
 FROM (
     SELECT DISTINCT e.mat_session_id AS actor
     FROM events AS e
@@ -8,7 +10,7 @@ FROM (
       AND e.timestamp >= {p1:DateTime64(6, 'UTC')}
       AND e.timestamp <= {p2:DateTime64(6, 'UTC')}
 ) AS a
-ORDER BY actor
+ORDER BY id
 -- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
 -- p0 = "$pageview"
