@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 	"time"
 )
 
