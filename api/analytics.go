@@ -119,7 +119,9 @@ func writeEnvelope(c *gin.Context, env analysisEnvelope) {
 		c.JSON(http.StatusOK, env)
 		return
 	}
-	c.Header("Content-Type", "application/json; charset=utf-8")
+	if c.Writer.Header().Get("Content-Type") == "" { // as c.JSON sets it
+		c.Header("Content-Type", "application/json; charset=utf-8")
+	}
 	c.Status(http.StatusOK)
 	w := c.Writer
 	for _, b := range [][]byte{[]byte(`{"result":`), result, rest[len(head):]} {
