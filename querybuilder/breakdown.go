@@ -54,6 +54,8 @@ type BreakdownProp struct {
 	// readsPerson says it reads the event's person.
 	expr        hogql.Expr
 	readsPerson bool
+	// GroupTypeIndex is the group type of a group property.
+	GroupTypeIndex *int `json:"group_type_index,omitempty"`
 }
 
 // Breakdown bounds.
@@ -66,7 +68,7 @@ const (
 )
 
 // Breakdown types PostHog defines that insightd cannot compute yet.
-var unsupportedBreakdownTypes = map[string]bool{"group": true, "data_warehouse": true}
+var unsupportedBreakdownTypes = map[string]bool{"data_warehouse": true}
 
 // breakdownOptions say what a kind can break down by.
 type breakdownOptions struct {
@@ -164,8 +166,11 @@ func parseBreakdownProp(p Params, prefix, keyName, typeName, normName, binsName 
 			if _, known := sessionKeys[prop.Property]; !known {
 				pr.add(attr, "%s%s %q is not a session property; use one of %s", prefix, keyName, prop.Property, sessionKeyList())
 			}
+		case t == condGroup:
+			prop.Type = t
+			prop.GroupTypeIndex = parseBreakdownGroup(p, prefix, pr)
 		case unsupportedBreakdownTypes[t]:
-			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person or session", prefix, typeName, t)
+			pr.add(attrOr(prefix, typeName), "%s%s %s is not supported yet; use event, person, group or session", prefix, typeName, t)
 		default:
 			pr.add(attrOr(prefix, typeName), "%s%s must be one of event, person, cohort, group, session, hogql; got %q", prefix, typeName, t)
 		}
@@ -300,7 +305,7 @@ func (bd *Breakdown) bins() int {
 
 // rawSQL is the first property's text as stored (plain breakdowns).
 func (bd *Breakdown) rawSQL(sc *scope) string {
-	return propertyText(sc, bd.Type, bd.Property)
+	return bd.Props[0].text(sc)
 }
 
 // valueSQL is an event's breakdown value: the property as text (a URL
@@ -319,7 +324,7 @@ func (bd *Breakdown) valueSQL(sc *scope) string {
 		if p.expr != nil {
 			x = p.exprSQL(sc)
 		} else {
-			x = propertyText(sc, p.Type, p.Property)
+			x = p.text(sc)
 		}
 		if p.NormalizeURL {
 			// PostHog's normalisation: trailing /, ? and # go; / alone stays.
