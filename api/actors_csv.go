@@ -35,17 +35,20 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 	limits.MaxResultRows = 0
 	var w *csv.Writer
 	var record []string
+	start := func(header []string) error {
+		record = make([]string, len(header))
+		c.Header("Content-Type", "text/csv; charset=utf-8")
+		c.Status(http.StatusOK)
+		w = csv.NewWriter(c.Writer)
+		return w.Write(header)
+	}
 	err = s.engine.Stream(userContext(c.Request.Context(), p.ID), querybuilder.WithLimits(stmt, limits),
 		func(cols []olap.Column) error {
 			header := make([]string, len(cols))
 			for i, col := range cols {
 				header[i] = col.Name
 			}
-			record = make([]string, len(cols))
-			c.Header("Content-Type", "text/csv; charset=utf-8")
-			c.Status(http.StatusOK)
-			w = csv.NewWriter(c.Writer)
-			return w.Write(header)
+			return start(header)
 		},
 		func(row []any) error {
 			for i, v := range row {
@@ -63,6 +66,15 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 		// got for the whole export.
 		s.log.Error("actors export failed part way", "request_id", c.GetString("request_id"), "err", err)
 		panic(http.ErrAbortHandler)
+	}
+	if w == nil {
+		// An empty result may come without its columns (a chunked
+		// reader names them with the first chunk of rows): the export
+		// of no actors is the header of the kind's actor type.
+		if err := start(querybuilder.ExportColumns(typ)); err != nil {
+			s.log.Warn("actors export: writing the response", "request_id", c.GetString("request_id"), "err", err)
+			return
+		}
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
