@@ -187,7 +187,9 @@ func dashboardParams(params querybuilder.Params, d *metadata.Dashboard) querybui
 		if emptyDocument(own) {
 			out["properties"] = props
 		} else {
-			out["properties"] = json.RawMessage("[" + string(own) + "," + string(props) + "]")
+			// By structure, not by pasting texts into a list: either side
+			// may be a group or the oldest form's object.
+			out["properties"] = querybuilder.AndProperties(own, props)
 		}
 	}
 	return out

@@ -360,3 +360,56 @@ func TestDashboardTilesComputeOncePerFilter(t *testing.T) {
 		}
 	})
 }
+
+// The insight's properties are ANDed with the dashboard's in every form
+// the parser reads: the oldest (an object of exact matches) and a group.
+func TestDashboardPropertiesJoinEveryFormOfTheInsights(t *testing.T) {
+	f := newFixture(t)
+	team := f.a.ProjectID
+	w := olap.NewWriter(engine, quietLog(), olap.WriterConfig{})
+	var cs []olap.Capture
+	for i, e := range []struct {
+		at          time.Time
+		browser, os string
+	}{
+		{day(3), "Chrome", "Mac"}, {day(4), "Chrome", "Mac"}, {day(5), "Chrome", "Mac"}, {day(5), "Chrome", "Mac"},
+		{day(5), "Chrome", "Windows"}, {day(5), "Safari", "Mac"}, {day(6), "Chrome", "Mac"}, {day(6), "Safari", "Windows"},
+	} {
+		cs = append(cs, olap.Capture{Event: olap.Event{UUID: uuid.Must(uuid.NewV7()), TeamID: team, Event: "$pageview",
+			DistinctID: fmt.Sprintf("u%d", i), Timestamp: e.at, Properties: fmt.Sprintf(`{"$browser": %q, "$os": %q}`, e.browser, e.os)}})
+	}
+	if res := w.Write(context.Background(), cs); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	w.Close()
+	osIs := map[string]any{"key": "$os", "value": "Mac", "operator": "exact", "type": "event"}
+	d := f.newDashboard(t, map[string]any{"name": "Macs", "filters": map[string]any{
+		"date_from": "2026-03-04", "date_to": "2026-03-06", "properties": []any{osIs}}})
+	from := fmt.Sprintf("?from_dashboard=%v", d["id"])
+	hand := f.newInsight(t, map[string]any{"name": "By hand", "filters": pageviews("2026-03-04", "2026-03-06", browserIs("Chrome"), osIs)})
+	want := fmt.Sprint(dataOf(t, f.getInsight(t, hand["id"], "")))
+	if want != "[1 2 1]" {
+		t.Fatalf("by hand %s", want)
+	}
+	for _, tc := range []struct {
+		name  string
+		props any
+	}{
+		{"the oldest form, an object of exact matches", map[string]any{"$browser": "Chrome"}},
+		{"the oldest form sent as JSON text", `{"$browser": "Chrome"}`},
+		{"a group", map[string]any{"type": "OR", "values": []any{browserIs("Chrome")}}},
+		{"a list", []any{browserIs("Chrome")}},
+	} {
+		t.Run(tc.name+" gives the numbers of both conditions written by hand", func(t *testing.T) {
+			filters := pageviews("2026-03-01", "2026-03-09")
+			filters["properties"] = tc.props
+			ins := f.newInsight(t, map[string]any{"name": tc.name, "filters": filters})
+			if got := fmt.Sprint(dataOf(t, f.getInsight(t, ins["id"], ""))); got != "[0 0 1 1 3 1 0 0 0]" {
+				t.Fatalf("the insight alone %s", got)
+			}
+			if got := fmt.Sprint(dataOf(t, f.getInsight(t, ins["id"], from))); got != want {
+				t.Fatalf("from_dashboard %s, by hand %s", got, want)
+			}
+		})
+	}
+}

@@ -200,10 +200,7 @@ func (pp *propertyParser) group(x map[string]any, values any, attr, path string,
 func (pp *propertyParser) legacy(x map[string]any, attr, path string) *PropertyFilter {
 	g := &PropertyFilter{Group: "AND"}
 	for _, k := range sortedKeys(x) {
-		key, op := k, "exact"
-		if i := strings.LastIndex(k, "__"); i > 0 && operators[k[i+2:]] {
-			key, op = k[:i], k[i+2:]
-		}
+		key, op := legacyKey(k)
 		c := pp.condition(map[string]any{"key": key, "value": x[k], "operator": op}, attr, path+"."+k)
 		if c != nil {
 			g.Values = append(g.Values, c)
