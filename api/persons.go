@@ -240,12 +240,15 @@ func (s *Server) updatePerson(c *gin.Context) {
 }
 
 // deletePerson deletes a person, as PostHog's DELETE persons/:id/: the
-// person's row is marked deleted and its distinct ids unmapped, so that
+// person's distinct ids are unmapped and its row marked deleted, so that
 // their next event makes a new person; with delete_events=true the
 // person's events go too (with those of the persons merged into it).
 // Without it the events stay, still counted by event counts and under the
-// deleted person's id. The deletion runs inside ingestion's writer, between
-// batches (olap.Writer.DeletePerson).
+// deleted person's id. The rewrite runs inside ingestion's writer, between
+// batches, the events' DELETE after it (olap.Writer.DeletePerson). A
+// deleted person is not found again, except by delete_events=true, which
+// runs the whole deletion again: that is how a deletion whose events'
+// DELETE failed (503) is retried.
 func (s *Server) deletePerson(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
@@ -265,12 +268,12 @@ func (s *Server) deletePerson(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	env := s.analysisEnv(p)
-	persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
+	state, err := s.engine.Query(ctx, querybuilder.PersonStateStatement(env, id.String()))
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	if len(persons) == 0 {
+	if len(state.Data) == 0 || (state.Data[0][0] != "live" && !withEvents) {
 		writeError(c, NotFound())
 		return
 	}
@@ -285,13 +288,17 @@ func (s *Server) deletePerson(c *gin.Context) {
 			merged = append(merged, m)
 		}
 	}
+	var events []querybuilder.Statement
+	if withEvents {
+		events = append(events, querybuilder.PersonEventsDeleteStatement(env, id.String(), merged))
+	}
 	err = s.writer.DeletePerson(ctx, p.ID, func(version uint64) []querybuilder.Statement {
-		return querybuilder.PersonDeleteStatements(env, id.String(), merged, version, withEvents)
-	})
+		return querybuilder.PersonDeleteStatements(env, id.String(), merged, version)
+	}, events)
+	s.ingest.note(p.ID)
 	if err != nil {
 		writeError(c, &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Detail: "The person could not be deleted; try again.", Err: err})
 		return
 	}
-	s.ingest.note(p.ID)
 	c.Status(http.StatusNoContent)
 }

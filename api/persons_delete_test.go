@@ -1,13 +1,47 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/metadata/metadatatest"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/querybuilder"
 )
+
+// dayPageviews are the pageviews of 1 March and the persons who did them,
+// computed afresh (a closed range's answer is otherwise cached for a day
+// whatever happens to its data).
+func dayPageviews(t *testing.T, p *funnelProject) (total, unique float64) {
+	t.Helper()
+	for i, m := range []string{"total", "dau"} {
+		var series []struct {
+			Data []float64 `json:"data"`
+		}
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": m}},
+			"date_from": "2026-03-01", "date_to": "2026-03-01", "refresh": true}, &series)
+		if len(series) != 1 || len(series[0].Data) != 1 {
+			t.Fatalf("%s: %v", m, series)
+		}
+		if i == 0 {
+			total = series[0].Data[0]
+		} else {
+			unique = series[0].Data[0]
+		}
+	}
+	return total, unique
+}
 
 // DELETE persons/:id/: the person leaves the list and retrieve, its
 // events stay (and count) unless delete_events=true, which also takes the
@@ -49,22 +83,7 @@ func TestPersonDelete(t *testing.T) {
 	// day whatever happens to its data).
 	pageviews := func(t *testing.T) (total, unique float64) {
 		t.Helper()
-		for i, m := range []string{"total", "dau"} {
-			var series []struct {
-				Data []float64 `json:"data"`
-			}
-			p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": m}},
-				"date_from": "2026-03-01", "date_to": "2026-03-01", "refresh": true}, &series)
-			if len(series) != 1 || len(series[0].Data) != 1 {
-				t.Fatalf("%s: %v", m, series)
-			}
-			if i == 0 {
-				total = series[0].Data[0]
-			} else {
-				unique = series[0].Data[0]
-			}
-		}
-		return total, unique
+		return dayPageviews(t, p)
 	}
 	path := func(id string) string { return fmt.Sprintf("/api/projects/%d/persons/%s/", p.id, id) }
 	before := persons(t)
@@ -144,4 +163,160 @@ func TestPersonDelete(t *testing.T) {
 			t.Fatalf("carol should remain: %v", got)
 		}
 	})
+}
+
+// eventsDeleteEngine is the embedded engine with the events' DELETE of a
+// person's deletion failing (fail times) or held until release closes.
+type eventsDeleteEngine struct {
+	olap.Engine
+	fail    atomic.Int32
+	held    chan struct{} // closed when a DELETE waits on release
+	release chan struct{}
+}
+
+func (e *eventsDeleteEngine) Exec(ctx context.Context, stmt querybuilder.Statement) error {
+	if strings.HasPrefix(stmt.SQL, "DELETE FROM ") {
+		if e.fail.Add(-1) >= 0 {
+			return errors.New("injected failure of the events' DELETE")
+		}
+		if e.release != nil {
+			close(e.held)
+			<-e.release
+		}
+	}
+	return e.Engine.Exec(ctx, stmt)
+}
+
+func newDeleteEnv(t *testing.T, e *eventsDeleteEngine) *funnelEnv {
+	t.Helper()
+	s := New(testConfig(), quietLog(), metadatatest.NewStore(t), e)
+	t.Cleanup(s.writer.Close)
+	return &funnelEnv{s: s, h: s.Handler()}
+}
+
+// A deletion whose events' DELETE failed answers 503 and is retried
+// whole by the same request: the person's events, those of the persons
+// merged into it, its row and its distinct ids all end up deleted.
+func TestAFailedPersonDeletionCanBeRetried(t *testing.T) {
+	e := &eventsDeleteEngine{Engine: engine}
+	e.fail.Store(1)
+	env := newDeleteEnv(t, e)
+	p := env.project(t, []refEvent{
+		fev("anon-1", "$pageview", mar(1, 9)),
+		fident("ada", "anon-1", mar(1, 10)),
+		fev("ada", "$pageview", mar(1, 11)),
+		fev("bob", "$pageview", mar(1, 12)),
+	})
+	before := personsByDistinctIDs(t, env, p)
+	ada := before["[ada anon-1]"]
+	if len(before) != 2 || ada == "" {
+		t.Fatalf("persons before: %v", before)
+	}
+	path := fmt.Sprintf("/api/projects/%d/persons/%s/?delete_events=true", p.id, ada)
+	if st, body := call(t, env.h, "DELETE", path, p.key, nil); st != http.StatusServiceUnavailable {
+		t.Fatalf("the failing deletion: %d %v", st, body)
+	}
+	if st, body := call(t, env.h, "DELETE", path, p.key, nil); st != http.StatusNoContent {
+		t.Fatalf("the retry: %d %v", st, body)
+	}
+	if total, unique := dayPageviews(t, p); total != 1 || unique != 1 {
+		t.Fatalf("%v pageviews by %v persons, want bob's 1", total, unique)
+	}
+	if got := personsByDistinctIDs(t, env, p); len(got) != 1 || got["[bob]"] == "" {
+		t.Fatalf("persons after: %v", got)
+	}
+	// The distinct ids no longer map to the deleted person.
+	p.capture(t, []refEvent{fev("anon-1", "$pageview", mar(1, 13))})
+	if got := personsByDistinctIDs(t, env, p); len(got) != 2 || got["[anon-1]"] == "" || got["[anon-1]"] == ada {
+		t.Fatalf("persons after anon-1's new event: %v (ada was %s)", got, ada)
+	}
+	if st, _ := call(t, env.h, "DELETE", fmt.Sprintf("/api/projects/%d/persons/%s/", p.id, ada), p.key, nil); st != 404 {
+		t.Fatalf("deleted again without delete_events: %d", st)
+	}
+	if st, _ := call(t, env.h, "DELETE", fmt.Sprintf("/api/projects/%d/persons/%s/?delete_events=true", p.id, uuid.NewString()), p.key, nil); st != 404 {
+		t.Fatalf("a person that never was, with delete_events: %d", st)
+	}
+}
+
+// The events' DELETE runs after the writer is released: while it runs,
+// another project's capture is stored.
+func TestAPersonsEventsDeleteDoesNotStallIngestion(t *testing.T) {
+	e := &eventsDeleteEngine{Engine: engine, held: make(chan struct{}), release: make(chan struct{})}
+	env := newDeleteEnv(t, e)
+	p := env.project(t, []refEvent{fev("ada", "$pageview", mar(1, 9)), fev("bob", "$pageview", mar(1, 10))})
+	other := env.project(t, []refEvent{fev("dan", "$pageview", mar(1, 9))})
+	ada := personsByDistinctIDs(t, env, p)["[ada]"]
+	if ada == "" {
+		t.Fatal("no person ada")
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(e.release)
+		}
+	}
+	defer release()
+	deleted := make(chan int, 1)
+	go func() {
+		deleted <- send(t, &fixture{h: env.h}, "DELETE", fmt.Sprintf("/api/projects/%d/persons/%s/?delete_events=true", p.id, ada), p.key, "").Code
+	}()
+	select {
+	case <-e.held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the events' DELETE never ran")
+	}
+	captured := make(chan int, 1)
+	go func() {
+		body := fmt.Sprintf(`{"api_key": %q, "batch": [{"event": "$pageview", "distinct_id": "erin", "timestamp": "2026-03-01T11:00:00Z"}]}`, other.token)
+		r := httptest.NewRequest("POST", "/batch/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		env.h.ServeHTTP(w, r)
+		captured <- w.Code
+	}()
+	select {
+	case st := <-captured:
+		if st != 200 {
+			t.Fatalf("capture: %d", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("another project's capture waits for the person's events' DELETE")
+	}
+	if total, unique := dayPageviews(t, other); total != 2 || unique != 2 {
+		t.Fatalf("the other project: %v pageviews by %v persons, want 2 by 2", total, unique)
+	}
+	select {
+	case st := <-deleted:
+		t.Fatalf("the deletion answered %d before its events' DELETE ended", st)
+	default:
+	}
+	release()
+	if st := <-deleted; st != http.StatusNoContent {
+		t.Fatalf("the deletion: %d", st)
+	}
+	if total, unique := dayPageviews(t, p); total != 1 || unique != 1 {
+		t.Fatalf("%v pageviews by %v persons, want bob's 1", total, unique)
+	}
+}
+
+// personsByDistinctIDs lists a project's persons: their sorted distinct
+// ids → uuid.
+func personsByDistinctIDs(t *testing.T, env *funnelEnv, p *funnelProject) map[string]string {
+	t.Helper()
+	st, body := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/", p.id), p.key, nil)
+	if st != 200 {
+		t.Fatalf("list: %d %v", st, body)
+	}
+	out := map[string]string{}
+	for _, r := range body["results"].([]any) {
+		person := r.(map[string]any)
+		var ids []string
+		for _, d := range person["distinct_ids"].([]any) {
+			ids = append(ids, d.(string))
+		}
+		sort.Strings(ids)
+		out[fmt.Sprint(ids)] = person["uuid"].(string)
+	}
+	return out
 }

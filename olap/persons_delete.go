@@ -15,16 +15,22 @@ type personDeletion struct {
 	result     chan error
 }
 
-// DeletePerson runs a person's deletion (statements, given a version above
-// every version the writer has written: querybuilder.PersonDeleteStatements)
-// inside the writer, between batches: every batch prepared before it is
-// stored first (so deleting events catches them all), none is prepared
-// while it runs (so none writes the person back with a later version), and
-// what the writer knew of the project's persons is dropped after it, so the
-// next event of one of the person's distinct ids makes a new person
-// (freshPersonID). Ingestion waits while it runs.
-func (w *Writer) DeletePerson(ctx context.Context, team int64, statements func(version uint64) []querybuilder.Statement) error {
-	d := &personDeletion{team: team, statements: statements, result: make(chan error, 1)}
+// DeletePerson deletes a person in two steps. rewrite (statements given
+// a version above every version the writer has written:
+// querybuilder.PersonDeleteStatements) runs inside the writer, between
+// batches: every batch prepared before it is stored first (so deleting
+// events catches them all), none is prepared while it runs (so none
+// writes the person back with a later version), and what the writer knew
+// of the project's persons is dropped after it, so the next event of one
+// of the person's distinct ids makes a new person (freshPersonID).
+// events (querybuilder.PersonEventsDeleteStatement, or none) run after
+// the writer is released: a DELETE of events may take seconds, during
+// which every project's ingestion would otherwise wait, and events
+// arriving meanwhile no longer carry the person's ids. Both steps run to
+// the end (within the writer's Timeout) even if ctx ends, and every
+// statement can run again, so a failed deletion is retried whole.
+func (w *Writer) DeletePerson(ctx context.Context, team int64, rewrite func(version uint64) []querybuilder.Statement, events []querybuilder.Statement) error {
+	d := &personDeletion{team: team, statements: rewrite, result: make(chan error, 1)}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -37,10 +43,21 @@ func (w *Writer) DeletePerson(ctx context.Context, team int64, statements func(v
 		w.mu.RUnlock()
 		return ctx.Err()
 	}
-	return <-d.result
+	if err := <-d.result; err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
+	defer cancel()
+	for _, stmt := range events {
+		if err := w.engine.Exec(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// deletePerson runs a deletion; only loop calls it, with no batch pending.
+// deletePerson runs a deletion's rewrite; only loop calls it, with no
+// batch pending.
 func (w *Writer) deletePerson(d *personDeletion) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
 	defer cancel()
@@ -51,8 +68,17 @@ func (w *Writer) deletePerson(d *personDeletion) {
 		}
 	}
 	// Even a failed deletion may have written some of its rows.
-	delete(w.ident.teams, d.team)
+	w.ident.forget(d.team)
 	d.result <- err
+}
+
+// forget drops what is known of one team's persons; the next batch asks
+// ClickHouse again.
+func (id *identity) forget(team int64) {
+	if ti := id.teams[team]; ti != nil {
+		id.cached -= len(ti.ids)
+		delete(id.teams, team)
+	}
 }
 
 // freshPersonID is the id of the person made for a distinct id that

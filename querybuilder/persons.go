@@ -193,36 +193,54 @@ GROUP BY old_person_id
 HAVING argMax(override_person_id, version) = ` + s.bind("UUID", id))
 }
 
-// PersonDeleteStatements delete person id (a live person) with the
-// persons merged into it (merged, from PersonMergedStatement), at version
-// (above every version written before): the person's row is written again
-// marked deleted, and every distinct id that maps to one of them is
+// PersonStateStatement tells whether person id exists, deleted or not:
+// no row if it never did, else one row whose column state is 'live' or
+// 'deleted'. A deletion that failed part way is retried on
+// a person already marked deleted (PersonDeleteStatements).
+func PersonStateStatement(env Env, id string) Statement {
+	c := newCommon(env, &problems{})
+	s := newEventSource(&c, Facts{})
+	return s.statement(`SELECT if(argMax(is_deleted, version) = 0, 'live', 'deleted') AS state
+FROM ` + s.schema.Persons + ` WHERE team_id = {team:Int64} AND id = ` + s.bind("UUID", id) + `
+GROUP BY id`)
+}
+
+// PersonDeleteStatements delete person id with the persons merged into
+// it (merged, from PersonMergedStatement), at version (above every
+// version written before): every distinct id that maps to one of them is
 // unmapped (written again marked deleted), so that the next event of one
-// of them makes a new person. With events, the events of all of them are
-// deleted too: those stored under a merged person's id count as the
-// person through the overrides, so deleting by the person's id alone would
-// leave them counted. A lightweight DELETE masks the rows at once for
-// every later read and leaves their removal to merges, where ALTER TABLE
-// ... DELETE would rewrite every part holding one, in the background.
-func PersonDeleteStatements(env Env, id string, merged []string, version uint64, events bool) []Statement {
+// of them makes a new person, and then the person's row is written again
+// marked deleted. The row goes last so that a deletion failing part way
+// leaves the person live and a retry finds it; every statement can run
+// again on what it already did (a deleted person's row is written deleted
+// again, distinct ids already unmapped are not read).
+func PersonDeleteStatements(env Env, id string, merged []string, version uint64) []Statement {
 	c := newCommon(env, &problems{})
 	ids := append([]string{id}, merged...)
-	var out []Statement
 	s := newEventSource(&c, Facts{})
-	out = append(out, s.statement(`INSERT INTO `+s.schema.Persons+` (id, team_id, properties, property_times, created_at, is_identified, is_deleted, version)
-SELECT id, team_id, argMax(properties, version), argMax(property_times, version), argMax(created_at, version),
-    argMax(is_identified, version), 1, `+s.bind("UInt64", version)+`
-FROM `+s.schema.Persons+` WHERE team_id = {team:Int64} AND id = `+s.bind("UUID", id)+`
-GROUP BY id, team_id`))
-	s = newEventSource(&c, Facts{})
-	out = append(out, s.statement(`INSERT INTO `+s.schema.DistinctIDs+` (team_id, distinct_id, person_id, is_deleted, version)
-SELECT team_id, distinct_id, argMax(person_id, version) AS person, 1, `+s.bind("UInt64", version)+`
-FROM `+s.schema.DistinctIDs+` WHERE team_id = {team:Int64}
+	unmap := s.statement(`INSERT INTO ` + s.schema.DistinctIDs + ` (team_id, distinct_id, person_id, is_deleted, version)
+SELECT team_id, distinct_id, argMax(person_id, version) AS person, 1, ` + s.bind("UInt64", version) + `
+FROM ` + s.schema.DistinctIDs + ` WHERE team_id = {team:Int64}
 GROUP BY team_id, distinct_id
-HAVING argMax(is_deleted, version) = 0 AND person IN `+s.bind("Array(UUID)", ids)))
-	if events {
-		s = newEventSource(&c, Facts{})
-		out = append(out, s.statement(`DELETE FROM `+s.schema.Events+` WHERE team_id = {team:Int64} AND person_id IN `+s.bind("Array(UUID)", ids)))
-	}
-	return out
+HAVING argMax(is_deleted, version) = 0 AND person IN ` + s.bind("Array(UUID)", ids))
+	s = newEventSource(&c, Facts{})
+	row := s.statement(`INSERT INTO ` + s.schema.Persons + ` (id, team_id, properties, property_times, created_at, is_identified, is_deleted, version)
+SELECT id, team_id, argMax(properties, version), argMax(property_times, version), argMax(created_at, version),
+    argMax(is_identified, version), 1, ` + s.bind("UInt64", version) + `
+FROM ` + s.schema.Persons + ` WHERE team_id = {team:Int64} AND id = ` + s.bind("UUID", id) + `
+GROUP BY id, team_id`)
+	return []Statement{unmap, row}
+}
+
+// PersonEventsDeleteStatement deletes the events of person id and of the
+// persons merged into it (merged): those stored under a merged person's
+// id count as the person through the overrides, so deleting by the
+// person's id alone would leave them counted. A lightweight DELETE masks
+// the rows at once for every later read and leaves their removal to
+// merges, where ALTER TABLE ... DELETE would rewrite every part holding
+// one, in the background. Deleting again deletes nothing more.
+func PersonEventsDeleteStatement(env Env, id string, merged []string) Statement {
+	c := newCommon(env, &problems{})
+	s := newEventSource(&c, Facts{})
+	return s.statement(`DELETE FROM ` + s.schema.Events + ` WHERE team_id = {team:Int64} AND person_id IN ` + s.bind("Array(UUID)", append([]string{id}, merged...)))
 }
