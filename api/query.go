@@ -2,14 +2,20 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/chdb"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -161,7 +167,7 @@ func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMes
 		writeError(c, err)
 		return
 	}
-	s.runHogQL(c, p, st, nil, n.Query)
+	s.runHogQL(c, p, st, nil, n.Query, "query.query")
 }
 
 // eventsQuery runs an EventsQuery.
@@ -171,16 +177,16 @@ func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 		writeError(c, err)
 		return
 	}
-	s.runHogQL(c, p, st.HogQLStatement, st.Star, "")
+	s.runHogQL(c, p, st.HogQLStatement, st.Star, "", eventsQueryAttr(raw))
 }
 
 // runHogQL runs a compiled statement in the project's share of the
 // engine and answers its first Limit rows; star marks columns that are
 // an event ("*"), answered as objects.
-func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text string) {
+func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr string) {
 	rows, err := s.userQuery(c.Request.Context(), p.ID, st.Statement)
 	if err != nil {
-		writeError(c, err)
+		writeError(c, statementError(err, attr))
 		return
 	}
 	types := make([]string, len(rows.Columns))
@@ -237,4 +243,101 @@ func starObject(v any) any {
 		}
 	}
 	return out
+}
+
+// statementCodes are the ClickHouse error codes of a statement that is
+// wrong as written: what a user's HogQL can get wrong and the compiler
+// cannot see (types, aggregation, values that do not parse). Every other
+// code stays the server's error.
+var statementCodes = map[int32]bool{
+	6:   true, // CANNOT_PARSE_TEXT
+	27:  true, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+	34:  true, // TOO_MANY_ARGUMENTS_FOR_FUNCTION
+	35:  true, // TOO_FEW_ARGUMENTS_FOR_FUNCTION
+	36:  true, // BAD_ARGUMENTS
+	38:  true, // CANNOT_PARSE_DATE
+	41:  true, // CANNOT_PARSE_DATETIME
+	42:  true, // NUMBER_OF_ARGUMENTS_DOESNT_MATCH
+	43:  true, // ILLEGAL_TYPE_OF_ARGUMENT
+	44:  true, // ILLEGAL_COLUMN
+	47:  true, // UNKNOWN_IDENTIFIER
+	50:  true, // UNKNOWN_TYPE
+	53:  true, // TYPE_MISMATCH
+	69:  true, // ARGUMENT_OUT_OF_BOUND
+	70:  true, // CANNOT_CONVERT_TYPE
+	72:  true, // CANNOT_PARSE_NUMBER
+	125: true, // INCORRECT_RESULT_OF_SCALAR_SUBQUERY
+	153: true, // ILLEGAL_DIVISION
+	179: true, // MULTIPLE_EXPRESSIONS_FOR_ALIAS
+	184: true, // ILLEGAL_AGGREGATION
+	190: true, // SIZES_OF_ARRAYS_DONT_MATCH
+	215: true, // NOT_AN_AGGREGATE
+	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
+	352: true, // AMBIGUOUS_COLUMN_NAME
+	386: true, // NO_COMMON_TYPE
+	403: true, // INVALID_JOIN_ON_EXPRESSION
+	407: true, // DECIMAL_OVERFLOW
+}
+
+// statementError answers the engine's refusal of a user's statement (a
+// code of statementCodes) as a 400 naming attr, with the engine's message
+// as the detail, cut before what names the compiled statement. Only the
+// query API does this: an analysis's statement is insightd's, so its
+// refusal is insightd's bug.
+func statementError(err error, attr string) error {
+	code, ok := olap.ErrorCode(err)
+	if !ok || !statementCodes[code] {
+		return err
+	}
+	return &Error{Kind: KindInvalid, Code: "invalid_input", Attr: attr, Err: err, Detail: engineMessage(err)}
+}
+
+// engineMessage is an engine error's message for the user: without the
+// code's prefix and name and cut before the engine quotes the compiled
+// statement (the project's id, its generated names and settings), with
+// the generated table aliases dropped from column names.
+func engineMessage(err error) string {
+	msg := err.Error()
+	var ce *chdb.Exception
+	var se *clickhouse.Exception
+	switch {
+	case errors.As(err, &ce):
+		msg = ce.Message
+	case errors.As(err, &se):
+		msg = se.Message
+	}
+	msg = engineMessagePrefix.ReplaceAllString(msg, "")
+	if i := engineMessageTail.FindStringIndex(msg); i != nil {
+		msg = msg[:i[0]]
+	}
+	msg = engineMessageName.ReplaceAllString(msg, "")
+	msg = generatedAlias.ReplaceAllString(msg, "")
+	msg = strings.TrimRight(strings.TrimSpace(msg), ":.")
+	if msg == "" {
+		return "The query could not be run as written."
+	}
+	return msg + "."
+}
+
+// What engineMessage removes: the "Code: N. DB::Exception: " prefix,
+// everything from where the engine quotes the statement or its stack, the
+// code's name and version at the end, and the compiler's table aliases.
+var (
+	engineMessagePrefix = regexp.MustCompile(`^(?:Code: \d+\. )?(?:DB::Exception: )?`)
+	engineMessageTail   = regexp.MustCompile(`(?:\.|:)? ?(?:In query |In scope |While processing |Stack trace)`)
+	engineMessageName   = regexp.MustCompile(`\s*\([A-Z][A-Z0-9_]+\)(?: \(version [^)]*\))?\s*$`)
+	generatedAlias      = regexp.MustCompile(`\bhq_t_[a-z]+\.`)
+)
+
+// eventsQueryAttr is the field an EventsQuery's refused statement names:
+// its select when it has no where (the engine does not say which
+// expression it refused), else the query as a whole.
+func eventsQueryAttr(raw json.RawMessage) string {
+	var n struct {
+		Where []string `json:"where"`
+	}
+	if json.Unmarshal(raw, &n) == nil && len(n.Where) == 0 {
+		return "query.select"
+	}
+	return "query"
 }

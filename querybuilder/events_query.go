@@ -84,6 +84,12 @@ func BuildEventsQuery(raw json.RawMessage, path string, env Env) (EventsQuerySta
 			pr.add(at, "%s: %s", at, hogqlMessage(err))
 			continue
 		}
+		if hogql.HasAggregate(x) {
+			// The engine would refuse it too, without naming which
+			// condition.
+			pr.add(at, "%s: aggregate functions are not allowed in where; a where condition is over one event", at)
+			continue
+		}
 		where = append(where, x)
 	}
 	switch len(where) {

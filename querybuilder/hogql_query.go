@@ -46,8 +46,9 @@ var hogqlEventFields = map[string]string{
 type hogqlResolver struct {
 	schema Schema
 	scans  map[string]*personReads
-	// cond, when set, is a condition over the events row e that every
-	// events scan adds (an EventsQuery's event, range and properties).
+	// cond, when set, is a condition over the events row e that the
+	// statement's own events scan adds (an EventsQuery's event, range
+	// and properties), not its subqueries'.
 	cond string
 }
 
@@ -101,14 +102,20 @@ func (r *hogqlResolver) Field(ref hogql.FieldRef, bind func(string, any) string)
 
 // Table implements hogql.Resolver; Source is what the compiler calls.
 func (r *hogqlResolver) Table(name string, bind func(string, any) string) (string, error) {
-	return r.Source(name, "", bind)
+	return r.Source(hogql.Scan{Table: name}, bind)
 }
 
 // Source implements hogql.SourceResolver: the project's rows of table,
 // with what the scan's fields read of persons joined.
-func (r *hogqlResolver) Source(name, alias string, _ func(string, any) string) (string, error) {
-	s := r.schema.orDefault()
-	switch name {
+func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (string, error) {
+	s, alias := r.schema.orDefault(), scan.Alias
+	// The narrowing is the statement's own scan's: a subquery the user
+	// wrote reads every event it names.
+	cond := ""
+	if scan.Outermost {
+		cond = r.cond
+	}
+	switch scan.Table {
 	case "events":
 		cols := []string{"e.uuid AS uuid", "e.event AS event", "e.timestamp AS timestamp", "e.distinct_id AS distinct_id",
 			"e.properties AS properties", "e.created_at AS created_at"}
@@ -129,7 +136,7 @@ func (r *hogqlResolver) Source(name, alias string, _ func(string, any) string) (
 					" WHERE team_id = {team:Int64}\n    GROUP BY id HAVING argMax(is_deleted, version) = 0\n) AS pp ON pp.id = " + mergedPersonID
 			}
 		}
-		return "(\n    SELECT " + strings.Join(cols, ", ") + "\n    FROM " + indent(from)[4:] + "\n    WHERE e.team_id = {team:Int64}" + r.cond + "\n)", nil
+		return "(\n    SELECT " + strings.Join(cols, ", ") + "\n    FROM " + indent(from)[4:] + "\n    WHERE e.team_id = {team:Int64}" + cond + "\n)", nil
 	case "persons":
 		// The current versions are named apart from the columns they are
 		// read from, which an alias of the same name would shadow.
@@ -137,7 +144,7 @@ func (r *hogqlResolver) Source(name, alias string, _ func(string, any) string) (
 			"        SELECT id, argMax(properties, version) AS cur_properties, argMax(created_at, version) AS cur_created_at\n        FROM " +
 			s.Persons + " WHERE team_id = {team:Int64}\n        GROUP BY id HAVING argMax(is_deleted, version) = 0\n    )\n)", nil
 	}
-	return "", &hogql.Error{Pos: -1, Msg: "table " + name + " is not allowed; query events or persons"}
+	return "", &hogql.Error{Pos: -1, Msg: "table " + scan.Table + " is not allowed; query events or persons"}
 }
 
 // materializedColumns are the events' materialized columns in a fixed
@@ -158,8 +165,8 @@ func BuildHogQL(text string, values map[string]any, env Env, attr string) (HogQL
 }
 
 // compileHogQL limits and compiles a parsed select.
-// Every value is bound by b, which holds {team}; cond is added to every
-// events scan ("" for none, else starting with AND).
+// Every value is bound by b, which holds {team}; cond is added to the
+// statement's own events scan ("" for none, else starting with AND).
 func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, b *binder, cond string) (HogQLStatement, error) {
 	limit := HogQLDefaultLimit
 	if s.Limit != nil {

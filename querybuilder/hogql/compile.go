@@ -34,7 +34,16 @@ type Resolver interface {
 // joins only what the fields read through it need. The compiler calls
 // Source instead of Table when the Resolver has it.
 type SourceResolver interface {
-	Source(table, alias string, bind func(typ string, v any) string) (string, error)
+	Source(scan Scan, bind func(typ string, v any) string) (string, error)
+}
+
+// Scan is one scan of a table in a statement.
+type Scan struct {
+	Table string
+	Alias string // the alias its fields were resolved under
+	// Outermost is a scan in the FROM or a join of the statement itself
+	// (or of a part of its UNION ALL), not of a CTE or a subquery.
+	Outermost bool
 }
 
 // Compiler prints an AST as ClickHouse SQL. Every literal and

@@ -248,7 +248,7 @@ func (c *Compiler) selectOne(s *Select, parent *selScope) (string, columns, erro
 			var t string
 			var err error
 			if sr, ok := c.Resolver.(SourceResolver); ok {
-				t, err = sr.Source(src.table, src.alias, c.bind)
+				t, err = sr.Source(Scan{Table: src.table, Alias: src.alias, Outermost: parent == nil}, c.bind)
 			} else {
 				t, err = c.Resolver.Table(src.table, c.bind)
 			}

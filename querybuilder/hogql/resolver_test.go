@@ -51,12 +51,16 @@ var resolverWords = []string{"e", "event", "timestamp", "distinct_id", "person_i
 // sourceResolver is testResolver writing each scan with its alias.
 type sourceResolver struct {
 	testResolver
-	seen map[string]string
+	seen      map[string]string
+	outermost []string
 }
 
-func (r *sourceResolver) Source(table, alias string, _ func(string, any) string) (string, error) {
-	r.seen[alias] = table
-	return "(SELECT * FROM " + table + " WHERE team_id = {team:Int64} AND " + alias + "_scan = 1)", nil
+func (r *sourceResolver) Source(scan Scan, _ func(string, any) string) (string, error) {
+	r.seen[scan.Alias] = scan.Table
+	if scan.Outermost {
+		r.outermost = append(r.outermost, scan.Alias)
+	}
+	return "(SELECT * FROM " + scan.Table + " WHERE team_id = {team:Int64} AND " + scan.Alias + "_scan = 1)", nil
 }
 
 // A SourceResolver is asked for each scan with the alias its fields were
@@ -78,5 +82,37 @@ func TestSourceResolverSeesEachScansAlias(t *testing.T) {
 		if !strings.Contains(out.SQL, alias+"_scan = 1) AS "+alias) || !strings.Contains(out.SQL, alias+".event") {
 			t.Errorf("scan %s: %s", alias, out.SQL)
 		}
+	}
+}
+
+// Only the statement's own FROM and joins (and its UNION ALL parts') are
+// outermost scans; CTEs and subqueries anywhere are not.
+func TestSourceResolverTellsTheOutermostScans(t *testing.T) {
+	for _, tc := range []struct {
+		query     string
+		scans     int
+		outermost int
+	}{
+		{`SELECT event FROM events`, 1, 1},
+		{`SELECT event FROM events WHERE event IN (SELECT event FROM events AS x)`, 2, 1},
+		{`SELECT (SELECT event FROM events AS x LIMIT 1), event FROM events`, 2, 1},
+		{`SELECT s.event FROM (SELECT event FROM events) AS s`, 1, 0},
+		{`WITH c AS (SELECT event FROM events) SELECT a.event FROM events AS a JOIN c ON a.event = c.event`, 2, 1},
+		{`SELECT a.event FROM events AS a JOIN persons AS p ON a.person_id = p.id`, 2, 2},
+		{`SELECT event FROM events UNION ALL SELECT event FROM events AS x WHERE event IN (SELECT event FROM events AS y)`, 3, 2},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			s, err := ParseSelect(tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &sourceResolver{seen: map[string]string{}}
+			if _, err := CompileSelect(s, &Compiler{Resolver: r}); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.seen) != tc.scans || len(r.outermost) != tc.outermost {
+				t.Errorf("scans %v, outermost %v; want %d and %d", r.seen, r.outermost, tc.scans, tc.outermost)
+			}
+		})
 	}
 }
