@@ -277,7 +277,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 		writeError(c, NotFound())
 		return
 	}
-	rows, err := s.engine.Query(ctx, querybuilder.PersonMergedStatement(env, id.String()))
+	rows, err := s.userQuery(ctx, p.ID, querybuilder.PersonMergedStatement(env, id.String()))
 	if err != nil {
 		writeError(c, err)
 		return
