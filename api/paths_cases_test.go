@@ -116,7 +116,7 @@ func TestPathsWorkedByHand(t *testing.T) {
 func asAPIEdges(es []refEdge) []apiPathEdge {
 	var out []apiPathEdge
 	for _, e := range es {
-		out = append(out, apiPathEdge{e.Source, e.Target, e.Value, e.Avg})
+		out = append(out, apiPathEdge(e))
 	}
 	return out
 }

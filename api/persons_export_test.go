@@ -46,18 +46,6 @@ func (p *funnelProject) exportCSV(t *testing.T, link string) ([]string, [][]stri
 	return records[0], records[1:]
 }
 
-// column indexes a CSV header by name.
-func column(t *testing.T, header []string, name string) int {
-	t.Helper()
-	for i, h := range header {
-		if h == name {
-			return i
-		}
-	}
-	t.Fatalf("no column %s in %v", name, header)
-	return -1
-}
-
 // refPlans is each reference person's plan ($set by their latest event
 // setting it), left out where two such events share the latest time.
 func refPlans(events []refEvent) map[string]string {
@@ -160,13 +148,12 @@ func TestActorsCSVListsExactlyTheStepsPeopleWithTheirProperties(t *testing.T) {
 // countingWriter is a response that keeps nothing: it counts the bytes
 // and lines written and samples the live heap every few megabytes.
 type countingWriter struct {
-	header        http.Header
-	code          int
-	bytes, lines  int
-	nextSample    int
-	peak          uint64
-	start         []byte // the first bytes, for a failure's message
-	lastLineStart []byte
+	header       http.Header
+	code         int
+	bytes, lines int
+	nextSample   int
+	peak         uint64
+	start        []byte // the first bytes, for a failure's message
 }
 
 func (w *countingWriter) Header() http.Header { return w.header }

@@ -51,15 +51,6 @@ func (p *funnelProject) actorsOfURL(t *testing.T, link string) (actors []map[str
 	return actors, count
 }
 
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // refLifecycleRoots is refLifecycle's people: per status, per bucket of
 // [from, to], the persons (roots) in it.
 func refLifecycleRoots(all []refEvent, cal refCalendar, event string, from, to time.Time) map[string][]map[string]bool {
