@@ -160,6 +160,8 @@ func TestHogQLQueriesOnKnownData(t *testing.T) {
 		{`SELECT event, count() AS c FROM events GROUP BY event ORDER BY event`, nil, `[["$pageview",10],["signup",3]]`, false},
 		{`SELECT count() FROM events WHERE properties.$browser = 'Chrome'`, nil, `[[6]]`, false},
 		{`SELECT count() FROM events WHERE properties.plan = {plan} AND event = {e}`, map[string]any{"plan": "pro", "e": "$pageview"}, `[[10]]`, false},
+		// A placeholder may be named by a keyword, as PostHog's grammar allows.
+		{`SELECT count() FROM events WHERE event = {end} AND timestamp >= {from}`, map[string]any{"end": "signup", "from": "2026-01-01"}, `[[3]]`, false},
 		{`SELECT count(DISTINCT person_id), uniq(distinct_id) FROM events`, nil, `[[4,4]]`, false},
 		{`SELECT count() FROM persons`, nil, `[[4]]`, false},
 		{`SELECT toDate(timestamp) AS day, count() FROM events WHERE event = '$pageview' AND timestamp >= '2026-03-04' GROUP BY day ORDER BY day`, nil, `[["2026-03-04",3],["2026-03-05",2],["2026-03-06",1]]`, false},

@@ -59,7 +59,9 @@ func (p *parser) primary() (Expr, error) {
 		case "{":
 			p.i++
 			n := p.next()
-			if n.kind != tIdent || isReserved(n) {
+			// Any name, keywords too ({end}), as PostHog's grammar
+			// allows: inside braces a name cannot be anything else.
+			if n.kind != tIdent {
 				return nil, errorf(n.pos, "a placeholder is {name}")
 			}
 			if err := p.expectOp("}"); err != nil {
