@@ -80,7 +80,10 @@ func main() {
 		got := post(c.node)
 		if c.legacy != nil {
 			c.legacyBytes, _ = json.Marshal(c.legacy)
-			if want := env.HTTPResult(c.route, c.legacyBytes); !bytes.Equal(got, want) {
+			// People URLs carry the request as it was sent (the node's
+			// translation or the legacy body), so they differ in form
+			// while naming the same people; every number must agree.
+			if want := env.HTTPResult(c.route, c.legacyBytes); !bytes.Equal(withoutPeopleURLs(got), withoutPeopleURLs(want)) {
 				fmt.Fprintf(os.Stderr, "%s: the node and the legacy request differ\nnode %.500s\nlegacy %.500s\n", c.name, got, want)
 				os.Exit(1)
 			}
@@ -179,4 +182,32 @@ func benchCases(last time.Time) []benchCase {
 WHERE team_id = {team:Int64} AND event = '$pageview' AND timestamp >= '%s' AND timestamp < '%s'
 GROUP BY day ORDER BY day`, from, day(last.AddDate(0, 0, 1)))},
 	}
+}
+
+// withoutPeopleURLs is a result's JSON with every *people_url field left
+// out, for comparing answers whose requests were written differently.
+func withoutPeopleURLs(raw []byte) []byte {
+	var v any
+	loaded.Check(json.Unmarshal(raw, &v))
+	var strip func(any)
+	strip = func(x any) {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if strings.HasSuffix(k, "people_url") {
+					delete(t, k)
+					continue
+				}
+				strip(e)
+			}
+		case []any:
+			for _, e := range t {
+				strip(e)
+			}
+		}
+	}
+	strip(v)
+	b, err := json.Marshal(v)
+	loaded.Check(err)
+	return b
 }
