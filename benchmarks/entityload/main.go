@@ -121,19 +121,20 @@ func main() {
 	}
 
 	times := make([][2][]time.Duration, len(pairs))
+	cpus := make([][2][]time.Duration, len(pairs))
 	ratios := make([][]float64, len(pairs))
 	totals := make([][2]float64, len(pairs))
-	run := func(i, way int) time.Duration {
+	run := func(i, way int) (time.Duration, time.Duration) {
 		body := pairs[i].plain
 		if way == 0 {
 			body = pairs[i].entity
 		}
 		b, _ := json.Marshal(body)
-		start := time.Now()
+		c0, start := loaded.CPUTime(), time.Now()
 		res := env.HTTPResult(pairs[i].route, b)
-		d := time.Since(start)
+		d, c := time.Since(start), loaded.CPUTime()-c0
 		totals[i][way] = total(res)
-		return d
+		return d, c
 	}
 	for i := range pairs { // warm up
 		run(i, 0)
@@ -144,13 +145,16 @@ func main() {
 		for i := range pairs {
 			// Take turns at going first, so that reading the columns
 			// first does not always land on the same way.
-			var e, p time.Duration
+			var e, p, ec, pc time.Duration
 			if r%2 == 0 {
-				e, p = run(i, 0), run(i, 1)
+				e, ec = run(i, 0)
+				p, pc = run(i, 1)
 			} else {
-				p, e = run(i, 1), run(i, 0)
+				p, pc = run(i, 1)
+				e, ec = run(i, 0)
 			}
 			times[i][0], times[i][1] = append(times[i][0], e), append(times[i][1], p)
+			cpus[i][0], cpus[i][1] = append(cpus[i][0], ec), append(cpus[i][1], pc)
 			ratios[i] = append(ratios[i], float64(e)/float64(p))
 		}
 		start := time.Now() // the version read is part of asking
@@ -159,15 +163,15 @@ func main() {
 		recalc = append(recalc, time.Since(start))
 	}
 
-	fmt.Println("| analysis | with the entity (ms) | plain (ms) | entity / plain (per round) | target | totals |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| analysis | with the entity (ms) | CPU ms | plain (ms) | CPU ms | entity / plain (per round) | target | totals |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for i, p := range pairs {
 		agree := "agree"
 		if totals[i][0] != totals[i][1] {
 			agree = fmt.Sprintf("differ: %s %.0f, plain %.0f", p.entityWay, totals[i][0], totals[i][1])
 		}
-		fmt.Printf("| %s | %s | %s | %s | %s | %.0f (%s) |\n", p.name, loaded.Spread(times[i][0]), loaded.Spread(times[i][1]),
-			loaded.Ratios(ratios[i]), p.target, totals[i][0], agree)
+		fmt.Printf("| %s | %s | %.0f | %s | %.0f | %s | %s | %.0f (%s) |\n", p.name, loaded.Spread(times[i][0]), loaded.Ms(loaded.Median(cpus[i][0])),
+			loaded.Spread(times[i][1]), loaded.Ms(loaded.Median(cpus[i][1])), loaded.Ratios(ratios[i]), p.target, totals[i][0], agree)
 	}
 	fmt.Printf("\nrecalculating the property cohort (%d persons), calculate/ until the new version is read: %s ms (target 2000)\n",
 		planCount, loaded.Spread(recalc))
