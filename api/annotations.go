@@ -50,17 +50,7 @@ func (s *Server) pathAnnotation(c *gin.Context) (*metadata.Project, *metadata.An
 }
 
 func (s *Server) listAnnotations(c *gin.Context) {
-	limit, offset, err := page(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	search := c.Query("search")
-	if err := checkQueryText("search", search); err != nil {
-		writeError(c, err)
-		return
-	}
-	p, ok := s.pathInsightProject(c)
+	p, limit, offset, search, ok := s.searchPage(c)
 	if !ok {
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/metadata"
 )
 
 const (
@@ -70,4 +72,22 @@ func linkWith(c *gin.Context, set map[string]string) string {
 	// follow next links verbatim against routers that tell them apart.
 	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: sentPath(c.Request), RawQuery: q.Encode()}
 	return u.String()
+}
+
+// searchPage reads what every searchable list of a project takes: its
+// page (limit, offset), a `search` text and the path's project. It has
+// answered the error when ok is false.
+func (s *Server) searchPage(c *gin.Context) (p *metadata.Project, limit, offset int, search string, ok bool) {
+	limit, offset, err := page(c)
+	if err != nil {
+		writeError(c, err)
+		return nil, 0, 0, "", false
+	}
+	search = c.Query("search")
+	if err := checkQueryText("search", search); err != nil {
+		writeError(c, err)
+		return nil, 0, 0, "", false
+	}
+	p, ok = s.pathInsightProject(c)
+	return p, limit, offset, search, ok
 }
