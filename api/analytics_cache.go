@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -164,8 +165,33 @@ func (p cachePolicy) usable(r *metadata.CachedResult, mode refreshMode, now, las
 // analysisResult answers the policy's result: the cached one when the mode
 // allows it, else computed by run (once for all concurrent requests of the
 // same key) and cached. With refreshNever and nothing cached it returns nil.
+// An answer is timed by its cache outcome: a hit (found cached, also by the
+// second look inside a computation), a miss (this request computed it) or
+// shared (it waited for another request's computation).
 func (s *Server) analysisResult(ctx context.Context, pol cachePolicy, mode refreshMode,
 	run func(ctx context.Context) (json.RawMessage, error)) (*cachedResult, error) {
+	if s.cfg.Metrics == nil {
+		return s.cachedOrComputed(ctx, pol, mode, run, nil)
+	}
+	start := time.Now()
+	var computed atomic.Bool
+	r, err := s.cachedOrComputed(ctx, pol, mode, run, &computed)
+	if err == nil && r != nil {
+		outcome := metrics.CacheShared
+		if r.Cached {
+			outcome = metrics.CacheHit
+		} else if computed.Load() {
+			outcome = metrics.CacheMiss
+		}
+		s.cfg.Metrics.ObserveAnalysis(analysisKind(pol.key), outcome, time.Since(start))
+	}
+	return r, err
+}
+
+// cachedOrComputed is analysisResult; computed, when given, is set when
+// this caller's run is the one that computes.
+func (s *Server) cachedOrComputed(ctx context.Context, pol cachePolicy, mode refreshMode,
+	run func(ctx context.Context) (json.RawMessage, error), computed *atomic.Bool) (*cachedResult, error) {
 	if mode != refreshAlways {
 		r, err := s.store.CachedResult(ctx, pol.projectID, pol.key)
 		switch {
@@ -198,6 +224,9 @@ func (s *Server) analysisResult(ctx context.Context, pol cachePolicy, mode refre
 		// PostgreSQL keeps microseconds: a cached answer reads the same
 		// last_refresh as the fresh one did.
 		start := time.Now().UTC().Truncate(time.Microsecond)
+		if computed != nil {
+			computed.Store(true)
+		}
 		raw, err := run(ctx)
 		if err != nil {
 			return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap"
 )
 
@@ -70,11 +71,15 @@ func (s *Server) capture(c *gin.Context) {
 	now := time.Now().UTC()
 	body, err := captureBody(c, s.cfg.BodyLimit)
 	if err != nil {
+		s.countCaptureError(err, 1)
 		writeError(c, err)
 		return
 	}
 	p, err := parsePayload(body, now)
 	if err != nil {
+		if s.cfg.Metrics != nil {
+			s.countCaptureError(err, payloadEvents(body))
+		}
 		writeError(c, err)
 		return
 	}
@@ -85,6 +90,7 @@ func (s *Server) capture(c *gin.Context) {
 	ctx := c.Request.Context()
 	proj, err := s.tokenProject(ctx, token)
 	if err != nil {
+		s.countCaptureError(err, len(p.events))
 		writeError(c, err)
 		return
 	}
@@ -99,13 +105,18 @@ func (s *Server) capture(c *gin.Context) {
 		}
 	}
 	if err := s.captureGroups(ctx, proj.ID, p); err != nil {
+		s.countCaptureError(err, len(p.events))
 		writeError(c, err)
 		return
 	}
-	if res := s.writer.Write(ctx, p.events); res.Err != nil {
+	res := s.writer.Write(ctx, p.events)
+	if res.Err != nil {
+		s.countCaptureError(storeError(res.Err), len(p.events))
 		writeError(c, storeError(res.Err))
 		return
 	}
+	s.cfg.Metrics.IngestEvents(metrics.IngestAccepted, res.Stored)
+	s.cfg.Metrics.IngestEvents(metrics.IngestDeduplicated, res.Duplicates)
 	s.ingest.note(proj.ID) // cached results of open ranges are now stale
 	if !proj.IngestedEvent {
 		if _, done := s.ingested.Load(proj.ID); !done {
@@ -118,6 +129,29 @@ func (s *Server) capture(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": 1})
+}
+
+// countCaptureError counts n events refused with err: rejected when the
+// client is at fault (a 4xx), failed when the server is.
+func (s *Server) countCaptureError(err error, n int) {
+	if s.cfg.Metrics == nil {
+		return
+	}
+	outcome := metrics.IngestFailed
+	if toError(err).Kind.status() < http.StatusInternalServerError {
+		outcome = metrics.IngestRejected
+	}
+	s.cfg.Metrics.IngestEvents(outcome, n)
+}
+
+// payloadEvents is how many events a refused body held, for the
+// rejected count: a body that cannot be read as events counts as one.
+func payloadEvents(body []byte) int {
+	_, wes, single, err := decodePayload(cleanJSONText(bytes.TrimSpace(body)))
+	if err != nil || single || len(wes) == 0 {
+		return 1
+	}
+	return len(wes)
 }
 
 // tokenProject finds the project a capture-side request's token opens:

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -34,6 +35,10 @@ type Config struct {
 	// (olap.Engine.Schema). Ingestion and project deletion always use the
 	// engine's, where the data is stored.
 	Schema querybuilder.Schema
+	// Metrics, when set, are observed and served at GET /metrics, or only
+	// on MetricsAddr when that is set (api/metrics.go).
+	Metrics     *metrics.Metrics
+	MetricsAddr string
 }
 
 // DefaultConfig is the configuration without any setting.
@@ -97,12 +102,14 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	// The embedded engine belongs to this process alone, so the writer
 	// may trust its memory of the uuids it stored.
 	cfg.Ingest.SoleWriter = engine.Backend() == "chdb"
+	cfg.Ingest.Metrics = cfg.Metrics
 	if cfg.Schema.Events == "" {
 		cfg.Schema = engine.Schema()
 	}
 	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
 		writer: olap.NewWriter(engine, log, cfg.Ingest), ingest: newIngestClock()}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	s.watchMetrics()
 	return s
 }
 
@@ -139,6 +146,9 @@ func (s *Server) Handler() http.Handler {
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
+	if s.cfg.Metrics != nil {
+		r.Use(s.observeRequests)
+	}
 	r.Use(requestID(), logRequests(s.log), recoverPanics(s.log), captureSideCORS, limitBody(s.cfg.BodyLimit))
 	r.NoRoute(func(c *gin.Context) { writeError(c, NotFound()) })
 	r.NoMethod(func(c *gin.Context) {
@@ -148,6 +158,7 @@ func (s *Server) Handler() http.Handler {
 
 	r.GET("/_health", s.health)
 	r.GET("/_ready", s.ready)
+	s.metricsRoutes(r)
 
 	s.captureRoutes(r)
 	s.flagRoutes(r)
@@ -189,6 +200,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	stopMetrics, err := s.serveMetrics()
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	schedCtx, stopSchedule := context.WithCancel(s.bgCtx)

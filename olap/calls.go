@@ -165,3 +165,20 @@ func (cs *calls) forget() {
 		cs.order = append([]string(nil), cs.order[n:]...)
 	}
 }
+
+// counts is how many statements run in the engine and how many are
+// registered but still queued (for their project's slot or a connection).
+func (cs *calls) counts() (running, queued int) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, list := range cs.byID {
+		for _, c := range list {
+			if c.running {
+				running++
+			} else {
+				queued++
+			}
+		}
+	}
+	return running, queued
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap/chdb"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -255,6 +256,7 @@ func (e *Embedded) Query(ctx context.Context, stmt querybuilder.Statement) (*Row
 		if err != nil {
 			return err
 		}
+		metrics.FromContext(ctx).ObserveStatement(res.StorageRowsRead, res.StorageBytesRead)
 		rows, err = decodeJSONCompact(res.Data)
 		return err
 	})
@@ -268,7 +270,10 @@ func (e *Embedded) Exec(ctx context.Context, stmt querybuilder.Statement) error 
 		return err
 	}
 	return e.run(ctx, func(c *chdb.Conn, tag string) error {
-		_, err := c.Query(tag+stmt.SQL, "TSV", params)
+		res, err := c.Query(tag+stmt.SQL, "TSV", params)
+		if err == nil {
+			metrics.FromContext(ctx).ObserveStatement(res.StorageRowsRead, res.StorageBytesRead)
+		}
 		return err
 	})
 }

@@ -189,7 +189,8 @@ func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows,
 	err = s.run(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		rows, err := s.conn.Query(queryContext(ctx, params), stmt.SQL)
+		qctx, read := watchProgress(queryContext(ctx, params))
+		rows, err := s.conn.Query(qctx, stmt.SQL)
 		if err != nil {
 			return ctxError(ctx, err)
 		}
@@ -205,6 +206,7 @@ func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows,
 		if err := rows.Close(); err != nil {
 			return ctxError(ctx, err)
 		}
+		read.observe()
 		return nil
 	})
 	if err != nil {

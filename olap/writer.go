@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -51,6 +52,8 @@ type WriterConfig struct {
 	// stored and before their uuids are recorded: a test hook, to kill
 	// the process at that instant.
 	AfterEventsInsert func()
+	// Metrics, when set, records each flush and reports the queue depth.
+	Metrics *metrics.Metrics
 }
 
 // DefaultWriterConfig is the configuration without any setting.
@@ -107,6 +110,8 @@ type Writer struct {
 	stats   WriterStats
 	// recent is nil unless SoleWriter; only the preparing stage uses it.
 	recent *recentUUIDs
+	// queued counts the events of Write calls not yet answered.
+	queued atomic.Int64
 	// started says the recovery at start is done; recoverFrom, when set,
 	// is the oldest batch whose uuids went unrecorded. Only loop uses
 	// them (see writer_recover.go).
@@ -168,6 +173,7 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	if cfg.SoleWriter {
 		w.recent = newRecentUUIDs(cfg.RecentUUIDs, time.Now())
 	}
+	cfg.Metrics.WatchWriterQueue(w.queued.Load)
 	go w.loop()
 	return w
 }
@@ -190,6 +196,8 @@ func (w *Writer) Write(ctx context.Context, events []Capture) WriteResult {
 		w.mu.RUnlock()
 		return WriteResult{Err: ErrWriterClosed}
 	}
+	w.queued.Add(int64(len(events)))
+	defer w.queued.Add(-int64(len(events)))
 	select {
 	case w.in <- r:
 		w.mu.RUnlock()
@@ -199,6 +207,10 @@ func (w *Writer) Write(ctx context.Context, events []Capture) WriteResult {
 	}
 	return <-r.result
 }
+
+// Queued is how many events Write calls have handed over and not yet had
+// answered: waiting for an insert or being written.
+func (w *Writer) Queued() int64 { return w.queued.Load() }
 
 // safely runs a stage, turning a panic (a bug, or a row the engine
 // returned in an unexpected form) into the batch's error: the writer runs

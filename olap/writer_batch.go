@@ -170,6 +170,7 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 	}
 	errs := make([]error, len(writes))
 	start := time.Now()
+	began := start
 	var wg sync.WaitGroup
 	for i, x := range writes {
 		wg.Go(func() {
@@ -213,6 +214,7 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 	for _, gi := range b.owner {
 		b.results[gi].Stored++
 	}
+	w.cfg.Metrics.ObserveFlush(len(b.events), time.Since(began))
 	w.stats.Flushes.Add(1)
 	w.stats.Events.Add(int64(len(b.events)))
 	w.stats.Duplicates.Add(int64(b.total - len(b.events)))

@@ -40,6 +40,7 @@ var envNames = map[string]string{
 	"ingest-inserts":    "INSIGHTD_INGEST_INSERTS",
 	"memory-limit":      "INSIGHTD_MEMORY_LIMIT",
 	"pprof-addr":        "INSIGHTD_PPROF_ADDR",
+	"metrics-addr":      "INSIGHTD_METRICS_ADDR",
 }
 
 // applyEnv sets each flag of fs from its variable, when the variable is

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/metrics"
 )
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -32,6 +33,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	bytesVar(fs, &memoryLimit, "memory-limit", 0, "soft limit of the Go heap (e.g. 2GiB; 0: a quarter of the machine's memory; GOMEMLIMIT wins)")
 	migrate := fs.Bool("migrate", true, "apply pending migrations before serving")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler on this address, e.g. 127.0.0.1:6060 (off by default)")
+	fs.StringVar(&acfg.MetricsAddr, "metrics-addr", "", "serve the Prometheus metrics on this address alone, e.g. 127.0.0.1:9100, instead of at /metrics of --addr")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -57,6 +59,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if *pprofAddr != "" {
 		servePprof(*pprofAddr, log)
 	}
+	acfg.Metrics = metrics.New()
 	return api.New(acfg, log, store, engine).Run(ctx)
 }
 

@@ -35,6 +35,8 @@ type Lib struct {
 	resultElapsed           func(r uintptr) float64
 	resultRowsRead          func(r uintptr) uint64
 	resultRowsWritten       func(r uintptr) uint64
+	resultStorageRowsRead   func(r uintptr) uint64
+	resultStorageBytesRead  func(r uintptr) uint64
 	destroyQueryResult      func(r uintptr)
 	streamInsertWithParamsN func(conn uintptr, q *byte, qLen uintptr, f *byte, fLen uintptr, names **byte, nameLens *uintptr, values **byte, valueLens *uintptr, n uintptr) uintptr
 	streamAppend            func(s uintptr, data *byte, n uintptr) int32
@@ -80,6 +82,8 @@ func Load(path string) (*Lib, error) {
 		{&l.resultElapsed, "chdb_result_elapsed"},
 		{&l.resultRowsRead, "chdb_result_rows_read"},
 		{&l.resultRowsWritten, "chdb_result_rows_written"},
+		{&l.resultStorageRowsRead, "chdb_result_storage_rows_read"},
+		{&l.resultStorageBytesRead, "chdb_result_storage_bytes_read"},
 		{&l.destroyQueryResult, "chdb_destroy_query_result"},
 		{&l.streamInsertWithParamsN, "chdb_stream_insert_with_params_n"},
 		{&l.streamAppend, "chdb_stream_append"},
@@ -150,6 +154,9 @@ type Result struct {
 	Elapsed     float64
 	RowsRead    uint64
 	RowsWritten uint64
+	// StorageRowsRead and StorageBytesRead are what the statement read
+	// from tables (RowsRead counts the rows of its output).
+	StorageRowsRead, StorageBytesRead uint64
 }
 
 // Query runs sql with named parameters (already in ClickHouse's escaped
@@ -175,6 +182,9 @@ func (c *Conn) Query(sql, format string, params map[string]string) (*Result, err
 		Elapsed:     c.lib.resultElapsed(r),
 		RowsRead:    c.lib.resultRowsRead(r),
 		RowsWritten: c.lib.resultRowsWritten(r),
+
+		StorageRowsRead:  c.lib.resultStorageRowsRead(r),
+		StorageBytesRead: c.lib.resultStorageBytesRead(r),
 	}
 	if n := c.lib.resultLength(r); n > 0 {
 		res.Data = make([]byte, n)
