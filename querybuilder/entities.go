@@ -30,6 +30,10 @@ type Entity struct {
 	MathProperty       string
 	MathGroupTypeIndex int
 	Properties         *PropertyFilter
+	// Optional is a funnel step a conversion may skip (optionalInFunnel,
+	// the key PostHog's legacy filters and query nodes share); other
+	// kinds ignore it, as PostHog does.
+	Optional bool
 }
 
 // maxEntities bounds the series of one request; formulas name them A-Z.
@@ -164,6 +168,7 @@ func parseEntity(raw json.RawMessage, attr, path string, index int, pp *property
 	if n, present := fp.integer("math_group_type_index", local); present {
 		e.MathGroupTypeIndex = int(n)
 	}
+	e.Optional = fp.boolean("optionalInFunnel", local)
 	// Field-level problems name the field inside the entity.
 	for _, ve := range ValidationErrors(local.err()) {
 		pp.pr.add(attr, "%s.%s", path, ve.Detail)

@@ -301,6 +301,7 @@ func (q *FunnelQuery) Validate() error {
 		pr.add("aggregation_group_type_index", "aggregation_group_type_index must be 0 (persons) or a group type 1 to %d, got %d",
 			maxGroupTypeIndex, q.AggregationGroupTypeIndex)
 	}
+	q.validateOptional(pr)
 	q.resolveRange(pr)
 	if pr.ok() {
 		if err := q.budget(); err != nil {

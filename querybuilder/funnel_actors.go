@@ -44,6 +44,15 @@ func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 	if step < 0 {
 		cond = "level = " + s.bind("UInt8", uint8(-step-1))
 	}
+	if q.hasOptional() {
+		// Reached the step; dropped off: reached the required step
+		// before it, not the step (funnel_optional.go).
+		if step > 0 {
+			cond = q.reachedCol(step)
+		} else {
+			cond = q.reachedCol(q.prevRequired(-step)) + " AND NOT (" + q.reachedCol(-step) + ")"
+		}
+	}
 	if broken && q.Breakdown.Cohorts != nil {
 		// Every listed cohort is a series: no ranking, no other.
 		cond += " AND has(JSONExtract(breakdown_value, 'Array(String)'), " + s.str(value) + ")"

@@ -177,11 +177,14 @@ func (fb *funnelBuilder) attempts() string {
 	// Times of the counted attempt's steps (time+1, as in ts).
 	a.next()
 	for j := 1; j <= fb.n; j++ {
-		if j == 1 && fb.perActor {
+		switch {
+		case j == 1 && fb.perActor:
 			a.add("if(is_hot, if(hot_level >= 1, ts[p_1], 0), entry_t) AS t_1")
-			continue
+		case fb.q.optional(j):
+			a.add("if(p_%d > 0, ts[p_%d], 0) AS t_%d", j, j, j)
+		default:
+			a.add("if(hot_level >= %d, ts[p_%d], 0) AS t_%d", j, j, j)
 		}
-		a.add("if(hot_level >= %d, ts[p_%d], 0) AS t_%d", j, j, j)
 	}
 	var excluded []string
 	for x, e := range fb.q.Exclusions {
@@ -227,6 +230,9 @@ func (fb *funnelBuilder) attributed() string {
 		return "multiIf(" + strings.Join(parts, ", ") + ", " + null + ")"
 	case attributionStep:
 		j := fb.q.AttributionStep + 1
+		if fb.q.optional(j) {
+			return fmt.Sprintf("if(p_%d > 0, %s, %s)", j, valueAt(j), null)
+		}
 		return fmt.Sprintf("if(hot_level >= %d, %s, %s)", j, valueAt(j), null)
 	}
 	return "if(hot_level >= 1, " + valueAt(1) + ", " + null + ")"
@@ -261,7 +267,28 @@ func (fb *funnelBuilder) ordered(a *attempt, entry string) {
 	fb.levelAndStart(a, func(j int) string { return fmt.Sprintf("s_%d[-1]", j) })
 	a.next()
 	for j := 1; j <= fb.n; j++ {
-		a.add("if(hot_level >= %d, arrayFirstIndex(x -> x = start, s_%d), 0) AS p_%d", j, j, j)
+		if !fb.q.optional(j) {
+			a.add("if(hot_level >= %d, arrayFirstIndex(x -> x = start, s_%d), 0) AS p_%d", j, j, j)
+		}
+	}
+	if !fb.q.hasOptional() {
+		return
+	}
+	// An optional step's event: the first after the required step
+	// before it and before the required step after it, or inside the
+	// window when that one was not reached (funnel_optional.go).
+	a.next()
+	for j := 2; j <= fb.n; j++ {
+		if !fb.q.optional(j) {
+			continue
+		}
+		r, q := fb.q.prevRequired(j), fb.q.nextRequired(j)
+		bound := fmt.Sprintf("tt - ts[p_1] <= %s", fb.window)
+		if q > 0 {
+			bound = fmt.Sprintf("if(hot_level >= %d, i < p_%d, %s)", q, q, bound)
+		}
+		a.add("if(hot_level >= %d, arrayFirstIndex((mm, tt, i) -> bitTest(mm, %d) AND i > p_%d AND %s, ms, ts, arrayEnumerate(ts)), 0) AS p_%d",
+			r, j-1, r, bound, j)
 	}
 }
 
@@ -275,8 +302,11 @@ func (fb *funnelBuilder) stepStarts(a *attempt, entry, name, carry string) {
 	a.add("%s AS %s_1", fmt.Sprintf(carry, "arrayMap((tt, mm, i) -> if("+entry+", "+startKey+", toUInt128(0)), ts, ms, arrayEnumerate(ts))"), name)
 	for j := 2; j <= fb.n; j++ {
 		a.next()
+		// An optional step before j may be skipped: j follows the
+		// required step before it, whose latest start dominates those of
+		// the optional steps in between (funnel_optional.go).
 		step := fmt.Sprintf("arrayMap((tt, mm, st) -> if(bitTest(mm, %d) AND st != 0 AND %s, st, toUInt128(0)), ts, ms, %s)",
-			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("%s_%d", name, j-1)))
+			j-1, fb.inWindow("st"), shifted(fmt.Sprintf("%s_%d", name, fb.q.prevRequired(j))))
 		a.add("%s AS %s_%d", fmt.Sprintf(carry, step), name, j)
 	}
 }

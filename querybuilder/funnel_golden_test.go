@@ -32,6 +32,7 @@ func funnelsGolden() map[string]string {
 		"time_to_convert":     `{` + abc + `, "funnel_viz_type": "time_to_convert", "funnel_from_step": 0, "funnel_to_step": 1, "bin_count": 10}`,
 		"filters":             `{"events": [{"id": "$pageview", "properties": [{"key": "$current_url", "value": "/pricing", "operator": "icontains"}]}, {"id": "signup"}], "properties": [{"key": "plan", "value": "pro", "type": "person"}], "filter_test_accounts": true, "date_from": "-14d"}`,
 		"aggregation_group":   `{"events": [{"id": "$pageview"}, {"id": "signup"}], "aggregation_group_type_index": 1, "date_from": "-14d"}`,
+		"optional_step":       `{"events": [{"id": "$pageview"}, {"id": "pricing", "optionalInFunnel": true}, {"id": "signup"}, {"id": "purchase", "optionalInFunnel": true}], "breakdown": "utm_source", "breakdown_attribution_type": "step", "breakdown_attribution_value": 1, "date_from": "2026-03-01", "date_to": "2026-03-31"}`,
 		"hour_trends_unorder": `{"events": [{"id": "a"}, {"id": "b"}], "funnel_order_type": "unordered", "funnel_viz_type": "trends", "interval": "hour", "date_from": "-12h"}`,
 		"twenty_steps": `{"events": [{"id": "s1"}, {"id": "s2"}, {"id": "s3"}, {"id": "s4"}, {"id": "s5"}, {"id": "s6"}, {"id": "s7"}, {"id": "s8"}, {"id": "s9"}, {"id": "s10"},
 			{"id": "s11"}, {"id": "s12"}, {"id": "s13"}, {"id": "s14"}, {"id": "s15"}, {"id": "s16"}, {"id": "s17"}, {"id": "s18"}, {"id": "s19"}, {"id": "s20"}], "date_from": "-7d"}`,

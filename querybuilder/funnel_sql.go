@@ -169,7 +169,9 @@ func (fb *funnelBuilder) hot() string {
 	first := fb.q.Steps[0]
 	var needed []Entity
 	for i, s := range fb.q.Steps[1:] {
-		if fb.q.Order != orderUnordered && i > 0 {
+		// Ordered and strict: step 2's event, or, when step 2 is
+		// optional, any step's up to the first required one after it.
+		if fb.q.Order != orderUnordered && i > 0 && !fb.q.Steps[i].Optional {
 			break
 		}
 		if s.AllEvents || sameDefinition(s, first) {
@@ -179,7 +181,7 @@ func (fb *funnelBuilder) hot() string {
 	}
 	actor, _ := fb.actor()
 	sub := fb.s.selectFrom([]string{actor}, fb.read(), fb.where(needed, true))
-	return actor + " IN (\n" + indent(sub) + "\n)"
+	return actor + " " + fb.s.schema.globalIn() + " (\n" + indent(sub) + "\n)"
 }
 
 // mask is an event's bit mask of the steps (definitions) and exclusions
@@ -263,9 +265,9 @@ func (fb *funnelBuilder) folded(base string) string {
 		fb.s.named("breakdown_other", "String", BreakdownOther) + ") AS breakdown\nFROM (\n" + indent(ranked) + "\n)"
 }
 
-// conversion is step j's conversion time in seconds (from step j-1).
-func conversion(j int) string {
-	return fmt.Sprintf("(t_%d - t_%d) / 1e6", j, j-1)
+// conversion is step j's conversion time in seconds from step i.
+func conversion(j, i int) string {
+	return fmt.Sprintf("(t_%d - t_%d) / 1e6", j, i)
 }
 
 // finalSteps aggregates the attempts per raw breakdown value first, into
@@ -281,15 +283,18 @@ func (fb *funnelBuilder) finalSteps(base string) string {
 	states := []string{value + " AS raw_value"}
 	var counts, avgs, medians []string
 	for j := 1; j <= fb.n; j++ {
-		states = append(states, fmt.Sprintf("sumIf(weight, level >= %d) AS c_%d", j, j))
+		reached := fb.q.reachedCol(j)
+		states = append(states, fmt.Sprintf("sumIf(weight, %s) AS c_%d", reached, j))
 		counts = append(counts, fmt.Sprintf("sum(c_%d)", j))
 		if j == 1 {
 			avgs, medians = append(avgs, "NULL"), append(medians, "NULL")
 			continue
 		}
+		// From the required step before: an optional one may be skipped.
+		from := fb.q.prevRequired(j)
 		states = append(states,
-			fmt.Sprintf("avgIfState(%s, level >= %d) AS a_%d", conversion(j), j, j),
-			fmt.Sprintf("quantileExactInclusiveIfState(0.5)(%s, level >= %d) AS q_%d", conversion(j), j, j))
+			fmt.Sprintf("avgIfState(%s, %s) AS a_%d", conversion(j, from), reached, j),
+			fmt.Sprintf("quantileExactInclusiveIfState(0.5)(%s, %s) AS q_%d", conversion(j, from), reached, j))
 		avgs = append(avgs, fmt.Sprintf("if(sum(c_%d) = 0, NULL, avgIfMerge(a_%d))", j, j))
 		medians = append(medians, fmt.Sprintf("if(sum(c_%d) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_%d))", j, j))
 	}

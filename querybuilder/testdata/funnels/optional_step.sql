@@ -1,0 +1,135 @@
+SELECT if(value_rank <= {breakdown_limit:UInt32}, raw_value, {breakdown_other:String}) AS breakdown,
+    [sum(c_1), sum(c_2), sum(c_3), sum(c_4)] AS counts,
+    [NULL, if(sum(c_2) = 0, NULL, avgIfMerge(a_2)), if(sum(c_3) = 0, NULL, avgIfMerge(a_3)), if(sum(c_4) = 0, NULL, avgIfMerge(a_4))] AS average_times,
+    [NULL, if(sum(c_2) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_2)), if(sum(c_3) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_3)), if(sum(c_4) = 0, NULL, quantileExactInclusiveIfMerge(0.5)(q_4))] AS median_times
+FROM (
+    SELECT *, dense_rank() OVER (ORDER BY c_1 DESC, raw_value) AS value_rank
+    FROM (
+        SELECT breakdown_value AS raw_value,
+            sumIf(weight, level >= 1) AS c_1,
+            sumIf(weight, t_2 != 0) AS c_2,
+            avgIfState((t_2 - t_1) / 1e6, t_2 != 0) AS a_2,
+            quantileExactInclusiveIfState(0.5)((t_2 - t_1) / 1e6, t_2 != 0) AS q_2,
+            sumIf(weight, level >= 3) AS c_3,
+            avgIfState((t_3 - t_1) / 1e6, level >= 3) AS a_3,
+            quantileExactInclusiveIfState(0.5)((t_3 - t_1) / 1e6, level >= 3) AS q_3,
+            sumIf(weight, t_4 != 0) AS c_4,
+            avgIfState((t_4 - t_3) / 1e6, t_4 != 0) AS a_4,
+            quantileExactInclusiveIfState(0.5)((t_4 - t_3) / 1e6, t_4 != 0) AS q_4
+        FROM (
+            SELECT *
+            FROM (
+                SELECT actor, weight, level, excluded, t_1, t_2, t_3, t_4, breakdown_value
+                FROM (
+                    SELECT *,
+                        is_hot AND (0) AS excluded,
+                        if(is_hot, hot_level, toUInt8(entered)) AS level,
+                        if(is_hot, if(p_2 > 0, bds[indexOf(arrival_keys, keys[p_2])], {breakdown_null:String}), {breakdown_null:String}) AS breakdown_value
+                    FROM (
+                        SELECT *,
+                            if(hot_level >= 1, ts[p_1], 0) AS t_1,
+                            if(p_2 > 0, ts[p_2], 0) AS t_2,
+                            if(hot_level >= 3, ts[p_3], 0) AS t_3,
+                            if(p_4 > 0, ts[p_4], 0) AS t_4
+                        FROM (
+                            SELECT *,
+                                if(hot_level >= 1, arrayFirstIndex((mm, tt, i) -> bitTest(mm, 1) AND i > p_1 AND if(hot_level >= 3, i < p_3, tt - ts[p_1] <= {window_us:Int64}), ms, ts, arrayEnumerate(ts)), 0) AS p_2,
+                                if(hot_level >= 3, arrayFirstIndex((mm, tt, i) -> bitTest(mm, 3) AND i > p_3 AND tt - ts[p_1] <= {window_us:Int64}, ms, ts, arrayEnumerate(ts)), 0) AS p_4
+                            FROM (
+                                SELECT *,
+                                    if(hot_level >= 1, arrayFirstIndex(x -> x = start, s_1), 0) AS p_1,
+                                    if(hot_level >= 3, arrayFirstIndex(x -> x = start, s_3), 0) AS p_3
+                                FROM (
+                                    SELECT *,
+                                        toUInt8(multiIf(s_4[-1] != 0, 4, s_3[-1] != 0, 3, s_2[-1] != 0, 2, s_1[-1] != 0, 1, 0)) AS hot_level,
+                                        multiIf(s_4[-1] != 0, s_4[-1], s_3[-1] != 0, s_3[-1], s_2[-1] != 0, s_2[-1], s_1[-1] != 0, s_1[-1], 0) AS start
+                                    FROM (
+                                        SELECT *,
+                                            arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 3) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_3, 0)))) AS s_4
+                                        FROM (
+                                            SELECT *,
+                                                arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 2) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_3
+                                            FROM (
+                                                SELECT *,
+                                                    arrayFill(x -> x != 0, arrayMap((tt, mm, st) -> if(bitTest(mm, 1) AND st != 0 AND tt - toInt64(bitShiftRight(st, 32)) <= {window_us:Int64}, st, toUInt128(0)), ts, ms, arrayPopBack(arrayPushFront(s_1, 0)))) AS s_2
+                                                FROM (
+                                                    SELECT *,
+                                                        arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
+                                                    FROM (
+                                                        SELECT *,
+                                                            arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
+                                                            arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                                        FROM (
+                                                            SELECT a AS actor,
+                                                                max(hot) AS is_hot,
+                                                                countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                                toUInt64(1) AS weight,
+                                                                groupArrayIf(k, hot) AS arrival_keys,
+                                                                arraySort(arrival_keys) AS keys,
+                                                                groupArrayIf(bd, hot) AS bds,
+                                                                argMaxIf(bd, at, bitAnd(m, 1) != 0 AND NOT hot) AS entry_bd
+                                                            FROM (
+                                                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                                                    (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
+                                                                        + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)
+                                                                        + bitShiftLeft(toUInt64(e.event = {p2:String}), 2)
+                                                                        + bitShiftLeft(toUInt64(e.event = {p3:String}), 3)) AS m,
+                                                                    if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
+                                                                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                                        FROM events AS e
+                                                                        LEFT JOIN (
+                                                                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                                        ) AS po ON e.person_id = po.old_person_id
+                                                                        WHERE e.team_id = {team:Int64}
+                                                                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                                          AND (e.event = {p1:String}
+                                                                            OR e.event = {p2:String})
+                                                                    ) AS hot,
+                                                                    if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
+                                                                    if(empty(JSONExtractString(e.properties, {p4:String})), {breakdown_null:String}, JSONExtractString(e.properties, {p4:String})) AS bd,
+                                                                    bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 128), toUInt256(toUInt128(e.uuid))) AS at
+                                                                FROM events AS e
+                                                                LEFT JOIN (
+                                                                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                                ) AS po ON e.person_id = po.old_person_id
+                                                                WHERE e.team_id = {team:Int64}
+                                                                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                                  AND (e.event = {p0:String}
+                                                                    OR e.event = {p1:String}
+                                                                    OR e.event = {p2:String}
+                                                                    OR e.event = {p3:String})
+                                                            )
+                                                            GROUP BY actor
+                                                        )
+                                                    )
+                                                )
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+            WHERE level > 0 AND NOT excluded
+        )
+        GROUP BY raw_value
+    )
+)
+GROUP BY breakdown
+-- breakdown_limit = 10
+-- breakdown_null = "$$_posthog_breakdown_null_$$"
+-- breakdown_other = "$$_posthog_breakdown_other_$$"
+-- date_from = time.Date(2026, time.February, 28, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 31, 21, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- p1 = "pricing"
+-- p2 = "signup"
+-- p3 = "purchase"
+-- p4 = "utm_source"
+-- team = 42
+-- tz = "Europe/Berlin"
+-- window_us = 1209600000000
