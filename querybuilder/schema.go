@@ -21,9 +21,15 @@ type Schema struct {
 	CohortPeople string
 	// Groups holds every version of every group ($groupidentify).
 	Groups string
+	// Sessions holds each session's partial aggregates per day, kept from
+	// events by a materialized view (session properties).
+	Sessions string
 	// IngestCheckpoint remembers how far ingestion's crash recovery has
 	// read (one row per recovery, no project).
 	IngestCheckpoint string
+	// Cluster names the ClickHouse cluster whose Distributed tables Events
+	// and Sessions are (ClusterSchema); empty on one node.
+	Cluster string
 }
 
 // DefaultSchema is the single-node layout migrations/clickhouse creates.
@@ -36,6 +42,7 @@ func DefaultSchema() Schema {
 		EventUUIDs:       "event_uuids",
 		CohortPeople:     "cohort_people",
 		Groups:           "groups",
+		Sessions:         "sessions",
 		IngestCheckpoint: "ingest_checkpoint",
 	}
 }
@@ -45,7 +52,7 @@ func DefaultSchema() Schema {
 // schema with a team_id belongs here.
 func (s Schema) TeamTables() []string {
 	s = s.orDefault()
-	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups}
+	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups, s.Sessions}
 }
 
 // orDefault is s, or the default layout when s was left empty (tests and

@@ -10,23 +10,24 @@ import (
 // Session properties: what the events sharing a $session_id say about
 // the session as a whole, usable as conditions (type "session") and
 // breakdowns (breakdown_type "session"). A statement that reads them joins
-// each event to its session's properties, computed over the session's
-// events from sessionMargin before the range to sessionMargin after it:
-// a session crossing the range's edge is read whole as long as it lasts
-// less than a day, as PostHog's sessions do (its SDKs rotate a session
-// after 24 hours). An event without a $session_id has no session
-// properties (each reads as missing).
+// each event to its session's properties, folded from the sessions table
+// (migrations/clickhouse/0009_sessions.sql: partial aggregates per session
+// and day, kept by a materialized view on events) over the range's days and
+// sessionMargin either side: a session crossing the range's edge is read
+// whole as long as it lasts less than a day, as PostHog's sessions do (its
+// SDKs rotate a session after 24 hours). An event without a $session_id
+// has no session properties (each reads as missing).
 const sessionMargin = 24 * time.Hour
 
-// sessionKeys are the session properties by name, each an aggregate over
-// the session's events (aliased e2, with uuid ordering ties).
+// sessionKeys are the session properties by name, each folding the
+// session-day rows of the sessions table.
 var sessionKeys = map[string]string{
-	"$session_duration":  "dateDiff('second', min(timestamp), max(timestamp))",
-	"$entry_current_url": "argMinIf(mat_current_url, timestamp, mat_current_url != '')",
-	"$exit_current_url":  "argMaxIf(mat_current_url, timestamp, mat_current_url != '')",
-	"$entry_pathname":    "argMinIf(mat_pathname, timestamp, mat_pathname != '')",
-	"$exit_pathname":     "argMaxIf(mat_pathname, timestamp, mat_pathname != '')",
-	"$pageview_count":    "countIf(event = '$pageview')",
+	"$session_duration":  "dateDiff('second', min(min_timestamp), max(max_timestamp))",
+	"$entry_current_url": "argMinIfMerge(entry_url)",
+	"$exit_current_url":  "argMaxIfMerge(exit_url)",
+	"$entry_pathname":    "argMinIfMerge(entry_pathname)",
+	"$exit_pathname":     "argMaxIfMerge(exit_pathname)",
+	"$pageview_count":    "sum(pageview_count)",
 }
 
 // sessionKeyList names the session properties, for errors.
@@ -59,18 +60,18 @@ func (s *eventSource) sessionColumn(key string) string {
 // sessionJoin joins each event to the session properties registered so
 // far.
 func (s *eventSource) sessionJoin() string {
-	cols := []string{"mat_session_id AS session_id"}
+	cols := []string{"session_id"}
 	for i, k := range s.sessionCols {
 		cols = append(cols, fmt.Sprintf("%s AS sp_%d", sessionKeys[k], i))
 	}
-	where := "team_id = {team:Int64} AND mat_session_id != ''"
+	where := "team_id = {team:Int64}"
 	if r := s.c.Range; !r.From.IsZero() {
 		// A request without a range (the events list) reads every session.
-		where += " AND timestamp >= " + s.time(r.From.Add(-sessionMargin)) + " AND timestamp <= " + s.time(r.To.Add(sessionMargin))
+		where += " AND day >= toDate(" + s.time(r.From.Add(-sessionMargin)) + ") AND day <= toDate(" + s.time(r.To.Add(sessionMargin)) + ")"
 	}
-	return `LEFT JOIN (
+	return s.schema.globalJoin("LEFT JOIN") + ` (
     SELECT ` + strings.Join(cols, ",\n        ") + `
-    FROM ` + s.schema.Events + `
+    FROM ` + s.schema.Sessions + `
     WHERE ` + where + `
     GROUP BY session_id
 ) AS ss ON ss.session_id = e.mat_session_id`

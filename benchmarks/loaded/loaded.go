@@ -22,6 +22,7 @@ import (
 
 	"github.com/insightd/insightd/api"
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -31,6 +32,9 @@ type Flags struct {
 	DataDir, DatabaseURL, ChDBLib, End *string
 	Project                            *int64
 	Runs, Days                         *int
+	// Metrics serves the API twice, with and without metrics, for the
+	// benchmarks to time the same requests both ways (Env.MetricsURL).
+	Metrics *bool
 }
 
 // RegisterFlags declares the flags on the default flag set; what names
@@ -44,6 +48,7 @@ func RegisterFlags(what string) *Flags {
 		Runs:        flag.Int("runs", 5, "timed rounds"),
 		Days:        flag.Int("days", 30, "days in the "+what+": the last complete days before -end"),
 		End:         flag.String("end", time.Now().UTC().Format(time.DateOnly), "first day not in the range (YYYY-MM-DD)"),
+		Metrics:     flag.Bool("metrics", false, "also time each HTTP request on a second server with Prometheus metrics on, round by round with the one without"),
 	}
 }
 
@@ -57,7 +62,10 @@ type Env struct {
 	Key     string
 	// InsightsURL is http://<addr>/api/projects/<id>/insights/.
 	InsightsURL string
-	Client      *http.Client
+	// MetricsURL is InsightsURL on a server of the same engine and store
+	// with metrics on, when -metrics is given; else empty.
+	MetricsURL string
+	Client     *http.Client
 	// From and To are the first and last days of the range.
 	From, To string
 	Runs     int
@@ -79,19 +87,25 @@ func Open(ctx context.Context, f *Flags) (*Env, error) {
 		return nil, err
 	}
 	e.close = append(e.close, func() { e.Engine.Close() })
+	// The loaded data may predate later migrations: apply them (each runs
+	// once; a table added since is filled from the events then).
+	if _, err := olap.Migrate(ctx, e.Engine); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if e.Store, err = metadata.Open(ctx, metadata.Config{DatabaseURL: *f.DatabaseURL, MaxOpenConns: 10}); err != nil {
 		e.Close()
 		return nil, err
 	}
 	e.close = append(e.close, func() { e.Store.Close() })
-	if err := e.serve(ctx, log, *f.Project); err != nil {
+	if err := e.serve(ctx, log, *f.Project, f.Metrics != nil && *f.Metrics); err != nil {
 		e.Close()
 		return nil, err
 	}
 	return e, nil
 }
 
-func (e *Env) serve(ctx context.Context, log *slog.Logger, project int64) error {
+func (e *Env) serve(ctx context.Context, log *slog.Logger, project int64, withMetrics bool) error {
 	if _, err := e.Store.Migrate(ctx); err != nil {
 		return err
 	}
@@ -107,17 +121,26 @@ func (e *Env) serve(ctx context.Context, log *slog.Logger, project int64) error 
 		return err
 	}
 	e.Project, e.Key = querybuilder.Project{ID: p.ID, Timezone: p.Timezone}, b.PersonalAPIKey
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if e.InsightsURL, err = e.listen(ctx, log, project, nil); err != nil || !withMetrics {
 		return err
 	}
+	e.MetricsURL, err = e.listen(ctx, log, project, metrics.New())
+	return err
+}
+
+// listen serves the API, with m when not nil, on a loopback port and
+// answers its insights URL.
+func (e *Env) listen(ctx context.Context, log *slog.Logger, project int64, m *metrics.Metrics) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
 	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second,
-		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
+		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema(), Metrics: m}
 	srvCtx, stop := context.WithCancel(ctx)
 	go api.New(cfg, log, e.Store, e.Engine).Serve(srvCtx, ln) //nolint:errcheck // stopped by Close
 	e.close = append(e.close, stop)
-	e.InsightsURL = fmt.Sprintf("http://%s/api/projects/%d/insights/", ln.Addr(), project)
-	return nil
+	return fmt.Sprintf("http://%s/api/projects/%d/insights/", ln.Addr(), project), nil
 }
 
 // Close stops the server and closes the store and the engine.

@@ -7,10 +7,10 @@ FROM (
                 SELECT toJSONString([if(empty(if(e.mat_session_id = '', '', toString(ss.sp_0))), {breakdown_null:String}, if(e.mat_session_id = '', '', toString(ss.sp_0))), if(empty(if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url))), {breakdown_null:String}, if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url)))]) AS breakdown_value
                 FROM events AS e
                 LEFT JOIN (
-                    SELECT mat_session_id AS session_id,
-                        argMinIf(mat_current_url, timestamp, mat_current_url != '') AS sp_0
-                    FROM events
-                    WHERE team_id = {team:Int64} AND mat_session_id != '' AND timestamp >= {p1:DateTime64(6, 'UTC')} AND timestamp <= {p2:DateTime64(6, 'UTC')}
+                    SELECT session_id,
+                        argMinIfMerge(entry_url) AS sp_0
+                    FROM sessions
+                    WHERE team_id = {team:Int64} AND day >= toDate({p1:DateTime64(6, 'UTC')}) AND day <= toDate({p2:DateTime64(6, 'UTC')})
                     GROUP BY session_id
                 ) AS ss ON ss.session_id = e.mat_session_id
                 WHERE e.team_id = {team:Int64}
@@ -22,10 +22,10 @@ FROM (
             ), toJSONString([if(empty(if(e.mat_session_id = '', '', toString(ss.sp_0))), {breakdown_null:String}, if(e.mat_session_id = '', '', toString(ss.sp_0))), if(empty(if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url))), {breakdown_null:String}, if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url)))]), {breakdown_other:String}) AS breakdown
         FROM events AS e
         LEFT JOIN (
-            SELECT mat_session_id AS session_id,
-                argMinIf(mat_current_url, timestamp, mat_current_url != '') AS sp_0
-            FROM events
-            WHERE team_id = {team:Int64} AND mat_session_id != '' AND timestamp >= {p1:DateTime64(6, 'UTC')} AND timestamp <= {p2:DateTime64(6, 'UTC')}
+            SELECT session_id,
+                argMinIfMerge(entry_url) AS sp_0
+            FROM sessions
+            WHERE team_id = {team:Int64} AND day >= toDate({p1:DateTime64(6, 'UTC')}) AND day <= toDate({p2:DateTime64(6, 'UTC')})
             GROUP BY session_id
         ) AS ss ON ss.session_id = e.mat_session_id
         WHERE e.team_id = {team:Int64}

@@ -14,10 +14,10 @@ FROM (
                             if(e.mat_session_id = '', '', toString(ss.sp_0)) AS breakdown_raw
                         FROM events AS e
                         LEFT JOIN (
-                            SELECT mat_session_id AS session_id,
-                                argMinIf(mat_current_url, timestamp, mat_current_url != '') AS sp_0
-                            FROM events
-                            WHERE team_id = {team:Int64} AND mat_session_id != '' AND timestamp >= {p1:DateTime64(6, 'UTC')} AND timestamp <= {p2:DateTime64(6, 'UTC')}
+                            SELECT session_id,
+                                argMinIfMerge(entry_url) AS sp_0
+                            FROM sessions
+                            WHERE team_id = {team:Int64} AND day >= toDate({p1:DateTime64(6, 'UTC')}) AND day <= toDate({p2:DateTime64(6, 'UTC')})
                             GROUP BY session_id
                         ) AS ss ON ss.session_id = e.mat_session_id
                         WHERE e.team_id = {team:Int64}

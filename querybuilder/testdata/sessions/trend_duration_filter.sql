@@ -10,10 +10,10 @@ FROM (
             FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
         ) AS po ON e.person_id = po.old_person_id
         LEFT JOIN (
-            SELECT mat_session_id AS session_id,
-                dateDiff('second', min(timestamp), max(timestamp)) AS sp_0
-            FROM events
-            WHERE team_id = {team:Int64} AND mat_session_id != '' AND timestamp >= {p2:DateTime64(6, 'UTC')} AND timestamp <= {p3:DateTime64(6, 'UTC')}
+            SELECT session_id,
+                dateDiff('second', min(min_timestamp), max(max_timestamp)) AS sp_0
+            FROM sessions
+            WHERE team_id = {team:Int64} AND day >= toDate({p2:DateTime64(6, 'UTC')}) AND day <= toDate({p3:DateTime64(6, 'UTC')})
             GROUP BY session_id
         ) AS ss ON ss.session_id = e.mat_session_id
         WHERE e.team_id = {team:Int64}
