@@ -230,10 +230,11 @@ func (s *Server) deleteProject(c *gin.Context) {
 // a big table, and the metadata is already gone. The tables are the
 // engine's, where the data is stored, whatever analyses read.
 func (s *Server) deleteProjectData(ctx context.Context, id int64) {
-	for _, table := range s.engine.Schema().TeamTables() {
+	schema := s.engine.Schema()
+	for _, table := range schema.TeamTables() {
 		// Table names come from the schema, the project id is bound.
 		err := s.engine.Exec(ctx, querybuilder.Statement{
-			SQL:    "ALTER TABLE " + table + " DELETE WHERE team_id = {team:Int64}",
+			SQL:    "ALTER TABLE " + schema.MutationTarget(table) + " DELETE WHERE team_id = {team:Int64}",
 			Params: map[string]any{"team": id},
 		})
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/migrations"
 	"github.com/insightd/insightd/olap/chdb"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -75,14 +76,24 @@ type Config struct {
 	// querybuilder.DefaultSchema(), the layout migrations/clickhouse
 	// creates.
 	Schema querybuilder.Schema
+	// Cluster is the ClickHouse cluster (remote_servers) the server
+	// backend's tables live on: migrations create the cluster layout and
+	// statements read its Distributed tables (docs/cluster.md). Empty:
+	// one server.
+	Cluster string
 }
 
-// schema is the configured schema, or the default layout.
+// schema is the configured schema, or the default layout, on the
+// configured cluster.
 func (c Config) schema() querybuilder.Schema {
-	if c.Schema.Events == "" {
-		return querybuilder.DefaultSchema()
+	s := c.Schema
+	if s.Events == "" {
+		s = querybuilder.DefaultSchema()
 	}
-	return c.Schema
+	if c.Cluster != "" {
+		s.Cluster = c.Cluster
+	}
+	return s
 }
 
 // reservedConnections are the embedded connections kept for statements
@@ -116,6 +127,14 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.QueryTimeout <= 0 {
 		errs = append(errs, errors.New("query timeout must be positive"))
+	}
+	if c.Cluster != "" {
+		if c.ClickHouseURL == "" {
+			errs = append(errs, errors.New("INSIGHTD_CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL: the embedded engine is one node"))
+		}
+		if !migrations.ValidClusterName(c.Cluster) {
+			errs = append(errs, fmt.Errorf("cluster name %q: want letters, digits and _", c.Cluster))
+		}
 	}
 	if c.ClickHouseURL == "" {
 		if c.ChDBLib == "" {

@@ -13,20 +13,38 @@ import (
 // schema_migrations and returns the versions it applied. Statements are
 // written to be idempotent (IF NOT EXISTS), so two processes migrating at
 // once, or a crash between a statement and its record, are harmless.
+//
+// On a cluster (Schema().Cluster) the migrations are compiled for it
+// (migrations.ClickHouseCluster): DDL runs ON CLUSTER and waits for every
+// node, up to distributed_ddl_task_timeout (OpenServer); a node that does
+// not answer in time fails the migration, which is then not recorded, and
+// running it again is safe because every statement is idempotent. The
+// ledger is a replicated full copy, so any node knows what was applied.
 func Migrate(ctx context.Context, e Engine) ([]int, error) {
 	ms, err := migrations.ClickHouse()
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Exec(ctx, querybuilder.Statement{SQL: `CREATE TABLE IF NOT EXISTS schema_migrations
+	ledger := []string{`CREATE TABLE IF NOT EXISTS schema_migrations
 (
     version UInt32,
     name String,
     applied_at DateTime64(3, 'UTC')
 )
 ENGINE = ReplacingMergeTree
-ORDER BY version`}); err != nil {
-		return nil, fmt.Errorf("create schema_migrations: %w", err)
+ORDER BY version`}
+	if cluster := e.Schema().Cluster; cluster != "" {
+		if ms, err = migrations.ClickHouseCluster(cluster); err != nil {
+			return nil, err
+		}
+		if ledger, err = migrations.ClusterStatements(ledger[0], cluster); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range ledger {
+		if err := e.Exec(ctx, querybuilder.Statement{SQL: s}); err != nil {
+			return nil, fmt.Errorf("create schema_migrations: %w", err)
+		}
 	}
 	rows, err := e.Query(ctx, querybuilder.Statement{SQL: "SELECT DISTINCT version FROM schema_migrations"})
 	if err != nil {

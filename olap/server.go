@@ -58,6 +58,9 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 	// native protocol sends these settings with every query, so every
 	// pooled connection gets them.
 	opts.Settings["session_timezone"] = "UTC"
+	if cfg.Cluster != "" {
+		clusterSettings(opts.Settings)
+	}
 
 	conn, err := clickhouse.Open(opts)
 	if err != nil {
@@ -167,6 +170,9 @@ func (s *Server) kill(id string) (bool, error) {
 	// Its own deadline: the statement's context has ended already.
 	ctx, cancel := context.WithTimeout(context.Background(), killFor)
 	defer cancel()
+	if s.schema.Cluster != "" {
+		return s.killOnCluster(ctx, id)
+	}
 	rows, err := s.conn.Query(queryContext(ctx, params), "KILL QUERY WHERE query_id = {id:String} ASYNC")
 	if err != nil {
 		return false, err

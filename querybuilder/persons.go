@@ -242,5 +242,5 @@ GROUP BY id, team_id`)
 func PersonEventsDeleteStatement(env Env, id string, merged []string) Statement {
 	c := newCommon(env, &problems{})
 	s := newEventSource(&c, Facts{})
-	return s.statement(`DELETE FROM ` + s.schema.Events + ` WHERE team_id = {team:Int64} AND person_id IN ` + s.bind("Array(UUID)", append([]string{id}, merged...)))
+	return s.statement(`DELETE FROM ` + s.schema.MutationTarget(s.schema.Events) + ` WHERE team_id = {team:Int64} AND person_id IN ` + s.bind("Array(UUID)", append([]string{id}, merged...)))
 }
