@@ -92,6 +92,9 @@ func (f refFunnel) filter(extra map[string]any) map[string]any {
 		if len(s.Props) > 0 {
 			e["properties"] = conditions(s.Props)
 		}
+		if s.Optional {
+			e["optionalInFunnel"] = true
+		}
 		events = append(events, e)
 	}
 	m := map[string]any{"insight": "FUNNELS", "events": events, "date_from": f.DateFrom, "date_to": f.DateTo, "interval": "day"}
@@ -142,7 +145,7 @@ func newFunnelEnv(t *testing.T) *funnelEnv {
 	t.Helper()
 	s := New(testConfig(), quietLog(), metadatatest.NewStore(t), engine)
 	t.Cleanup(s.writer.Close)
-	return &funnelEnv{s: s, h: s.Handler()}
+	return &funnelEnv{s: s, h: validated(t, s.Handler())}
 }
 
 type funnelProject struct {

@@ -35,6 +35,8 @@ type refStep struct {
 	Event string
 	Any   bool
 	Props map[string]string
+	// Optional is a step the conversion may skip (optionalInFunnel).
+	Optional bool
 }
 
 func (s refStep) matches(e refEvent) bool {
@@ -141,7 +143,9 @@ func (f refFunnel) dateRange() (from, to time.Time) {
 }
 
 // refPerson is one person's read events (sorted by time, then uuid text)
-// and the counted attempt: Path[j] is the position of step j's event.
+// and the counted attempt: Path[j] is the position of step j's event, -1
+// for an optional step the attempt skipped; the path ends at the
+// furthest step reached.
 type refPerson struct {
 	ID       string
 	Events   []refEvent
@@ -152,10 +156,8 @@ type refPerson struct {
 
 func (p *refPerson) level() int { return len(p.Path) }
 
-// seconds between the events at positions i and j (j later).
-func (p *refPerson) seconds(i, j int) float64 {
-	return float64(p.Events[j].At.Sub(p.Events[i].At).Microseconds()) / 1e6
-}
+// reached reports whether the counted attempt has step j.
+func (p *refPerson) reached(j int) bool { return j < len(p.Path) && p.Path[j] >= 0 }
 
 // refIdentities maps every distinct id to its person through $identify
 // merges, and gives each person's properties ($set in send order).
@@ -244,6 +246,9 @@ func (f refFunnel) inWindow(evs []refEvent, start, k int) bool {
 func (f refFunnel) attempt(evs []refEvent, start int) []int {
 	if f.order() == "unordered" {
 		return f.unorderedAttempt(evs, start)
+	}
+	if f.hasOptional() {
+		return f.optionalAttempt(evs, start)
 	}
 	if !f.Steps[0].matches(evs[start]) {
 		return nil
@@ -369,7 +374,7 @@ func (f refFunnel) breakdownValue(p *refPerson, personProps map[string]any) stri
 			at = p.Path[len(p.Path)-1]
 		case "step":
 			at = -1
-			if len(p.Path) > f.AttributionStep {
+			if p.reached(f.AttributionStep) {
 				at = p.Path[f.AttributionStep]
 			}
 		}
@@ -411,10 +416,11 @@ func (f refFunnel) steps(ps []*refPerson) []refStepResult {
 	for i := range f.Steps {
 		var times []float64
 		for _, p := range ps {
-			if p.level() > i {
+			if p.reached(i) {
 				out[i].Count++
 				if i > 0 {
-					times = append(times, p.seconds(p.Path[i-1], p.Path[i]))
+					// From the required step before: an optional one may be skipped.
+					times = append(times, p.seconds(p.Path[f.prevRequired(i)], p.Path[i]))
 				}
 			}
 		}

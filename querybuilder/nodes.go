@@ -82,7 +82,7 @@ func TranslateNode(raw json.RawMessage, path string) (*InsightNode, error) {
 		// result, not what it is.
 		r.ignore("full", "showHeader", "showTable", "showCorrelationTable", "showLastComputation",
 			"showLastComputationRefresh", "showFilters", "showResults", "showTimings", "showCorrelationTable",
-			"embedded", "hidePersonsModal", "hideTooltipOnScroll", "vizSpecificOptions", "suppressSessionAnalysisWarning")
+			"embedded", "hidePersonsModal", "hideTooltipOnScroll", "vizSpecificOptions", "suppressSessionAnalysisWarning", "version")
 		src := r.object("source")
 		r.done()
 		if src == nil {
@@ -236,8 +236,10 @@ func (r *nodeReader) common(out Params) {
 	r.copy("properties", "properties", out)
 	r.copy("filterTestAccounts", "filter_test_accounts", out)
 	r.copy("aggregation_group_type_index", "aggregation_group_type_index", out)
-	r.refuse("samplingFactor", "sampling would answer an estimate", "1", "1.0")
-	r.ignore("response", "modifiers", "tags", "version", "dataColorTheme", "name", "conversionGoal")
+	// samplingFactor asks for an estimate from a sample: the events table
+	// has no sampling key, so every answer is exact, which is what a
+	// sample estimates (PostHog answers exactly too where it cannot sample).
+	r.ignore("samplingFactor", "response", "modifiers", "tags", "version", "dataColorTheme", "name", "conversionGoal")
 }
 
 // breakdown reads breakdownFilter into the legacy breakdown fields.
@@ -323,7 +325,11 @@ func (r *nodeReader) entity(raw json.RawMessage, path string) (Params, string) {
 		r.pr.add(path+".kind", "%s.kind %q is not supported; use EventsNode or ActionsNode", path, kind)
 		return nil, ""
 	}
-	e.copyAll(out, "name", "custom_name", "math", "math_property", "math_group_type_index", "properties")
+	// optionalInFunnel keeps its name in the legacy entity, as PostHog's
+	// legacy filters have it; kinds other than funnels ignore it.
+	e.copyAll(out, "name", "custom_name", "math", "math_property", "math_group_type_index", "properties", "optionalInFunnel")
+	e.refuse("math_multiplier", "series multipliers are not supported", "1", "1.0")
+	e.refuse("math_property_revenue_currency", "revenue currency conversion is not supported")
 	e.refuse("math_hogql", "HogQL math is not supported; use math and math_property")
 	e.refuse("fixedProperties", "fixed properties are not supported; use properties")
 	e.refuse("limit", "series limits are not supported")

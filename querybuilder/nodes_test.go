@@ -36,3 +36,32 @@ func TestNodesTranslateToTheirLegacyFilters(t *testing.T) {
 		})
 	}
 }
+
+// What PostHog's UI adds to a saved node: display flags, sampling and
+// optional steps are accepted; fields that change the answer are refused
+// naming their path.
+func TestNodesAsTheUISavesThem(t *testing.T) {
+	n, err := TranslateNode(json.RawMessage(`{"kind": "InsightVizNode", "full": true, "showHeader": true, "version": 1, "vizSpecificOptions": null,
+		"source": {"kind": "FunnelsQuery", "samplingFactor": 0.1, "series": [{"kind": "EventsNode", "event": "a", "math_multiplier": null},
+		{"kind": "EventsNode", "event": "b", "optionalInFunnel": true}, {"kind": "EventsNode", "event": "c", "optionalInFunnel": false}]}}`), "query")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(mustMarshal(n.Params["events"])); got != `[{"id":"a","order":0,"type":"events"},{"id":"b","optionalInFunnel":true,"order":1,"type":"events"},{"id":"c","optionalInFunnel":false,"order":2,"type":"events"}]` {
+		t.Errorf("events %s", got)
+	}
+	for _, tc := range []struct{ node, attr string }{
+		{`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a", "math_multiplier": 2}]}`, "query.series[0].math_multiplier"},
+		{`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "breakdownFilter": {"breakdown": "$os", "breakdown_hide_other_aggregation": true}}`, "query.breakdownFilter.breakdown_hide_other_aggregation"},
+		{`{"kind": "StickinessQuery", "series": [{"kind": "EventsNode", "event": "a"}], "stickinessFilter": {"stickinessCriteria": {"value": 2, "operator": "gte"}}}`, "query.stickinessFilter.stickinessCriteria"},
+	} {
+		_, err := TranslateNode(json.RawMessage(tc.node), "query")
+		if ves := ValidationErrors(err); len(ves) != 1 || ves[0].Attr != tc.attr {
+			t.Errorf("%s: %v, want one problem at %s", tc.node, err, tc.attr)
+		}
+	}
+	// The default criteria, keys in any order as a stored document has them.
+	if _, err := TranslateNode(json.RawMessage(`{"kind": "StickinessQuery", "series": [{"kind": "EventsNode", "event": "a"}], "stickinessFilter": {"stickinessCriteria": {"value": 1, "operator": "gte"}}}`), "query"); err != nil {
+		t.Error(err)
+	}
+}

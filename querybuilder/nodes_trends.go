@@ -1,6 +1,9 @@
 package querybuilder
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // trendsNode translates a TrendsQuery: trendsFilter's display and
 // formula, compareFilter, breakdownFilter.
@@ -56,8 +59,17 @@ func stickinessNode(r *nodeReader, out Params) {
 	}
 	f.copy("display", "display", out)
 	f.refuse("computedAs", "stickiness is computed non-cumulative", `"non_cumulative"`)
-	f.refuse("stickinessCriteria", "stickiness counts every active interval (criteria gte 1)",
-		`{"operator":"gte","value":1}`, `{"operator": "gte", "value": 1}`)
+	// The default criteria compared by value: a stored document's keys
+	// come back in any order.
+	var criteria struct {
+		Operator string          `json:"operator"`
+		Value    json.RawMessage `json:"value"`
+	}
+	if v := f.raw("stickinessCriteria"); v != nil && (json.Unmarshal(v, &criteria) != nil || criteria.Operator != "gte" ||
+		strings.TrimSpace(string(criteria.Value)) != "1") {
+		f.pr.add(f.at("stickinessCriteria"), "%s is not supported: stickiness counts every active interval (criteria gte 1)",
+			f.at("stickinessCriteria"))
+	}
 	f.ignore("showLegend", "showValuesOnSeries", "hiddenLegendIndexes", "showMultipleYAxes", "resultCustomizationBy",
 		"resultCustomizations")
 	f.done()
