@@ -10,7 +10,9 @@
 // every case every way in turn, a different way first in each round (so
 // ratios between cases share the machine's state too); it prints a markdown table of medians, the ratios
 // the targets name, and whether the per-step person counts of HTTP and
-// windowFunnel agree.
+// windowFunnel agree. With -metrics, the HTTP request is also timed on a
+// second server with Prometheus metrics on, as one more way in the
+// rounds, and a last table gives the cost of metrics.
 package main
 
 import (
@@ -177,7 +179,7 @@ func main() {
 		c                          funnelCase
 		body                       []byte
 		http, gen, plain, floor    way
-		floorRows                  way
+		floorRows, httpMetrics     way
 		cached                     way
 		genStmt                    querybuilder.Statement
 		floorPersons, floorEvents  float64
@@ -191,7 +193,8 @@ func main() {
 			continue
 		}
 		r := &runner{c: c, http: way{name: "HTTP"}, gen: way{name: "generated"}, plain: way{name: "windowFunnel"},
-			floor: way{name: "floor"}, floorRows: way{name: "floor, rows returned"}, cached: way{name: "HTTP, cached"}}
+			floor: way{name: "floor"}, floorRows: way{name: "floor, rows returned"}, cached: way{name: "HTTP, cached"},
+			httpMetrics: way{name: "HTTP, metrics on"}}
 		r.body, _ = json.Marshal(c.filter)
 		if stmt, err := env.Generated(ctx, c.endpoint, r.body); err != nil {
 			r.gen.na = err.Error()
@@ -199,12 +202,19 @@ func main() {
 			r.genStmt = stmt
 		}
 		url := base + c.endpoint + "/"
+		if w := &r.httpMetrics; env.MetricsURL == "" {
+			w.na = "no -metrics"
+		}
 		r.runHTTP = func(w *way, query string) {
 			if w.na != "" {
 				return
 			}
+			target := url + query
+			if w == &r.httpMetrics {
+				target = env.MetricsURL + c.endpoint + "/" + query
+			}
 			start := time.Now()
-			req, _ := http.NewRequest("POST", url+query, bytes.NewReader(r.body))
+			req, _ := http.NewRequest("POST", target, bytes.NewReader(r.body))
 			req.Header.Set("Authorization", "Bearer "+env.Key)
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := client.Do(req)
@@ -273,6 +283,9 @@ func main() {
 				func() { r.runHTTP(&r.http, "?refresh=true") }, // refresh=true: the endpoint recomputes
 				r.runGen, r.runPlain, r.runFloor, r.runFloorRows,
 			}
+			if r.httpMetrics.na == "" {
+				ways = append(ways, func() { r.runHTTP(&r.httpMetrics, "?refresh=true") })
+			}
 			for i := range ways {
 				ways[(i+n)%len(ways)]()
 			}
@@ -280,7 +293,7 @@ func main() {
 	}
 	round(0) // warm-up
 	for _, r := range rs {
-		for _, w := range []*way{&r.http, &r.gen, &r.plain, &r.floor, &r.floorRows} {
+		for _, w := range []*way{&r.http, &r.gen, &r.plain, &r.floor, &r.floorRows, &r.httpMetrics} {
 			w.times, w.fails, w.err = nil, 0, ""
 		}
 	}
@@ -311,7 +324,7 @@ func main() {
 		return nil
 	}
 	for _, r := range rs {
-		for _, w := range []way{r.http, r.gen, r.plain, r.floor, r.floorRows, r.cached} {
+		for _, w := range []way{r.http, r.gen, r.plain, r.floor, r.floorRows, r.cached, r.httpMetrics} {
 			if w.fails > 0 {
 				fmt.Printf("\n%s, %s: %d of %d timed runs failed, left out of the median; the last: %s\n", r.c.name, w.name, w.fails, w.fails+len(w.times), w.err)
 			}
@@ -364,6 +377,19 @@ func main() {
 	fmt.Println("\nPersons per step (step i: persons reaching step i or beyond), HTTP vs plain windowFunnel:")
 	for _, r := range rs {
 		fmt.Printf("- %s: %s\n", r.c.name, compare(r.c, r.http, r.plain))
+	}
+	if env.MetricsURL != "" {
+		fmt.Println("\nMetrics cost: the same HTTP requests (refresh=true) on a server with Prometheus metrics off and on, in the same rounds (target: on / off within 1.02)")
+		fmt.Println()
+		fmt.Println("| funnel | HTTP, metrics off (ms) | HTTP, metrics on (ms) | on / off |")
+		fmt.Println("|---|---|---|---|")
+		for _, r := range rs {
+			on := "n/a"
+			if ratio(r.httpMetrics, r.http) != "n/a" {
+				on = fmt.Sprintf("%.3f", float64(loaded.Median(r.httpMetrics.times))/float64(loaded.Median(r.http.times)))
+			}
+			fmt.Printf("| %s | %s | %s | %s |\n", r.c.name, cell(r.http), cell(r.httpMetrics), on)
+		}
 	}
 }
 

@@ -7,6 +7,9 @@
 // open the embedded engine's directory. Each case runs once to warm up,
 // then -runs rounds of a, b, c interleaved; it prints a markdown table of
 // medians and ratios, and checks that the three agree on the total.
+// With -metrics, each round also times the HTTP request on a second
+// server with Prometheus metrics on, before or after the one without in
+// turn, and a second table gives the cost of metrics.
 package main
 
 import (
@@ -62,6 +65,11 @@ func main() {
 	ctx := context.Background()
 	engine, from, to, runs, days, project := env.Engine, env.From, env.To, f.Runs, f.Days, f.Project
 	url, client := env.InsightsURL+"trend/", env.Client
+	metricsURL := ""
+	if env.MetricsURL != "" {
+		metricsURL = env.MetricsURL + "trend/"
+	}
+	var costs []string
 	const uncached = "?refresh=true" // the analysis endpoint recomputes
 
 	fmt.Printf("range %s to %s (%d days), project %d, %d runs per case (median), after one warm-up run\n\n", from, to, *days, *project, *runs)
@@ -74,7 +82,7 @@ func main() {
 		hand := querybuilder.Statement{SQL: tc.hand, Params: map[string]any{"team": *project, "from": from, "to": to}}
 
 		var httpTotal, genTotal, handTotal float64
-		runHTTP := func(query string) time.Duration {
+		runHTTPAt := func(url, query string) time.Duration {
 			start := time.Now()
 			req, _ := http.NewRequest("POST", url+query, bytes.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+env.Key)
@@ -98,6 +106,7 @@ func main() {
 			}
 			return d
 		}
+		runHTTP := func(query string) time.Duration { return runHTTPAt(url, query) }
 		runStmt := func(st querybuilder.Statement, total *float64, sumLast bool) time.Duration {
 			start := time.Now()
 			rows, err := engine.Query(ctx, st)
@@ -109,11 +118,22 @@ func main() {
 			return d
 		}
 		runHTTP(uncached)
+		if metricsURL != "" {
+			runHTTPAt(metricsURL, uncached)
+		}
 		runStmt(stmt, &genTotal, false)
 		runStmt(hand, &handTotal, true)
-		var a, g, h []time.Duration
-		for range *runs {
+		var a, g, h, on []time.Duration
+		for n := range *runs {
+			// Metrics on goes first every other round: the first request
+			// of a round finds the caches as the previous case left them.
+			if metricsURL != "" && n%2 == 1 {
+				on = append(on, runHTTPAt(metricsURL, uncached))
+			}
 			a = append(a, runHTTP(uncached))
+			if metricsURL != "" && n%2 == 0 {
+				on = append(on, runHTTPAt(metricsURL, uncached))
+			}
 			g = append(g, runStmt(stmt, &genTotal, false))
 			h = append(h, runStmt(hand, &handTotal, true))
 		}
@@ -128,6 +148,19 @@ func main() {
 		}
 		fmt.Printf("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.0f (%s) |\n", tc.name, loaded.Ms(ma), loaded.Ms(mg), loaded.Ms(mh),
 			float64(ma)/float64(mh), float64(mg)/float64(mh), loaded.Ms(loaded.Median(cached)), httpTotal, agree)
+		if len(on) > 0 {
+			mo := loaded.Median(on)
+			costs = append(costs, fmt.Sprintf("| %s | %.1f | %.1f | %.3f |", tc.name, loaded.Ms(ma), loaded.Ms(mo), float64(mo)/float64(ma)))
+		}
+	}
+	if len(costs) > 0 {
+		fmt.Println("\nMetrics cost: the same HTTP requests (refresh=true) on a server with Prometheus metrics off and on, taking turns at going first (target: on / off within 1.02)")
+		fmt.Println()
+		fmt.Println("| trend | HTTP, metrics off (ms) | HTTP, metrics on (ms) | on / off |")
+		fmt.Println("|---|---|---|---|")
+		for _, c := range costs {
+			fmt.Println(c)
+		}
 	}
 }
 
