@@ -29,11 +29,6 @@ func (f refFunnel) hasOptional() bool {
 	return false
 }
 
-// seconds between the events at positions i and j (j later).
-func (p *refPerson) seconds(i, j int) float64 {
-	return float64(p.Events[j].At.Sub(p.Events[i].At).Microseconds()) / 1e6
-}
-
 // optionalAttempt is an ordered attempt with optional steps, by the
 // text of querybuilder/funnel_optional.go: the required steps as a
 // funnel of their own, then each optional step's first event after the

@@ -159,6 +159,11 @@ func (p *refPerson) level() int { return len(p.Path) }
 // reached reports whether the counted attempt has step j.
 func (p *refPerson) reached(j int) bool { return j < len(p.Path) && p.Path[j] >= 0 }
 
+// seconds between the events at positions i and j (j later).
+func (p *refPerson) seconds(i, j int) float64 {
+	return float64(p.Events[j].At.Sub(p.Events[i].At).Microseconds()) / 1e6
+}
+
 // refIdentities maps every distinct id to its person through $identify
 // merges, and gives each person's properties ($set in send order).
 func refIdentities(all []refEvent) (personOf func(string) string, props map[string]map[string]any) {
