@@ -15,7 +15,7 @@ import (
 // with a lexer (strings, quoted names and comments skipped), never by
 // searching for text in it.
 //
-// Layout (docs/cluster.md): a sharded table is a table <name>_local on
+// Layout (olap/cluster.md): a sharded table is a table <name>_local on
 // every node, ReplicatedXMergeTree under a path with {shard}, and a
 // Distributed table <name> over it, so statements read and write the
 // same names as on one node. Every other table is a full copy: one

@@ -78,7 +78,7 @@ type Config struct {
 	Schema querybuilder.Schema
 	// Cluster is the ClickHouse cluster (remote_servers) the server
 	// backend's tables live on: migrations create the cluster layout and
-	// statements read its Distributed tables (docs/cluster.md). Empty:
+	// statements read its Distributed tables (olap/cluster.md). Empty:
 	// one server.
 	Cluster string
 }

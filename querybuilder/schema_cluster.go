@@ -1,7 +1,7 @@
 package querybuilder
 
 // ClusterSchema is the layout the migrations compile for the ClickHouse
-// cluster named cluster (migrations.ClickHouseCluster, docs/cluster.md):
+// cluster named cluster (migrations.ClickHouseCluster, olap/cluster.md):
 // the same names as one node's, events and sessions being Distributed
 // tables over per-shard local tables and every other table a full
 // replicated copy on each node. Statements read the same tables; what

@@ -119,7 +119,7 @@ func addStoreFlags(fs *flag.FlagSet, uses stores) (*storeFlags, error) {
 	}
 	if uses&useClickHouse != 0 {
 		fs.StringVar(&f.olap.ClickHouseURL, "clickhouse-url", "", "ClickHouse server URL; empty = embedded chDB")
-		fs.StringVar(&f.olap.Cluster, "clickhouse-cluster", "", "ClickHouse cluster (remote_servers name) holding the sharded layout; needs --clickhouse-url (docs/cluster.md)")
+		fs.StringVar(&f.olap.Cluster, "clickhouse-cluster", "", "ClickHouse cluster (remote_servers name) holding the sharded layout; needs --clickhouse-url (olap/cluster.md)")
 		fs.StringVar(&f.olap.ChDBLib, "chdb-lib", f.olap.ChDBLib, "path of libchdb.so")
 		fs.StringVar(&f.dataDir, "data-dir", ".data", "data directory; the embedded ClickHouse lives in <dir>/olap")
 		durationVar(fs, &f.olap.QueryTimeout, "query-timeout", f.olap.QueryTimeout, "longest a ClickHouse query may run (a duration, or seconds)")
