@@ -157,14 +157,14 @@ func createTable(stmt string, toks tokens, cluster string) ([]string, error) {
 	args := []string{quote(ReplicationPath(name)), "'{replica}'"}
 	end := toks[e+2].end
 	if toks.is(e+3, "(") {
-		close := toks.closing(e + 3)
-		if close < 0 {
+		closeAt := toks.closing(e + 3)
+		if closeAt < 0 {
 			return nil, fmt.Errorf("CREATE TABLE %s: unbalanced engine arguments", name)
 		}
-		if inner := strings.TrimSpace(stmt[toks[e+3].end:toks[close].start]); inner != "" {
+		if inner := strings.TrimSpace(stmt[toks[e+3].end:toks[closeAt].start]); inner != "" {
 			args = append(args, inner)
 		}
-		end = toks[close].end
+		end = toks[closeAt].end
 	}
 	local := name
 	if t.Sharded {
