@@ -134,3 +134,21 @@ func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
 		t.Fatalf("after the edit: %s cached %s, want %s computed anew", got, c, fromBuy)
 	}
 }
+
+// TestFunnelPathsRefuseOptionalSteps: an optional step has no time in an
+// attempt that skipped it, so paths cannot be sliced at it.
+func TestFunnelPathsRefuseOptionalSteps(t *testing.T) {
+	env := newFunnelEnv(t)
+	p := env.project(t, []refEvent{pv("u1", "/home", 0), ev("u1", "buy", 2)})
+	body := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10", "funnel_paths": "funnel_path_after_step",
+		"funnel_step": 1, "funnel_filter": map[string]any{"insight": "FUNNELS", "date_from": "2026-04-10", "date_to": "2026-04-10",
+			"events": []any{map[string]any{"id": "$pageview", "order": 0}, map[string]any{"id": "x", "order": 1, "optionalInFunnel": true},
+				map[string]any{"id": "buy", "order": 2}}}}
+	if st, out := p.ask(t, "POST", "path", body); st != 400 || string(out["attr"]) != `"funnel_filter"` {
+		t.Fatalf("funnel paths of an optional-step funnel: %d %s", st, mustJSON(t, out))
+	}
+	body["funnel_filter"].(map[string]any)["events"].([]any)[1].(map[string]any)["optionalInFunnel"] = false
+	if st, out := p.ask(t, "POST", "path", body); st != 200 {
+		t.Fatalf("the same funnel with every step required: %d %s", st, mustJSON(t, out))
+	}
+}

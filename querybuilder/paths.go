@@ -283,6 +283,11 @@ func (q *PathsQuery) Validate() error {
 	if q.Funnel != nil && q.Funnel.AggregationGroupTypeIndex != q.AggregationGroupTypeIndex {
 		pr.add("funnel_filter", "the funnel must count the same actors as the paths (aggregation_group_type_index)")
 	}
+	if q.Funnel != nil && q.Funnel.hasOptional() {
+		// The funnel's attempts give the step times paths slice between;
+		// an optional step has no time in an attempt that skipped it.
+		pr.add("funnel_filter", "funnel paths of a funnel with optional steps (optionalInFunnel) are not supported; make the steps required")
+	}
 	q.resolveRange(pr)
 	if !pr.ok() {
 		return pr.err()
