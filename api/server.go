@@ -158,6 +158,7 @@ func (s *Server) Handler() http.Handler {
 
 	r.GET("/_health", s.health)
 	r.GET("/_ready", s.ready)
+	s.consoleRoutes(r)
 	s.metricsRoutes(r)
 
 	s.captureRoutes(r)

@@ -164,3 +164,17 @@ pg_stop() {
   log "stopping PostgreSQL"
   as_pg "$(pg_bin_dir)/pg_ctl" -D "$dir" -m fast -w stop >/dev/null || true
 }
+
+# ensure_chromium installs Debian's chromium for the console's end-to-end
+# test (api/console_e2e_test.go) when missing and running as root; without
+# it that test skips.
+ensure_chromium() {
+  command -v chromium >/dev/null 2>&1 && return 0
+  if is_root && command -v apt-get >/dev/null 2>&1; then
+    log "installing Chromium for the console's browser tests (Debian package chromium)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    log "chromium is not installed: the console's browser test will skip (Debian: sudo apt-get install chromium)"
+  fi
+}
