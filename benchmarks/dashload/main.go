@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,7 @@ type client struct {
 }
 
 // do sends a request and decodes the JSON answer into out (if not nil).
-func (c *client) do(method, path string, body any, out any) {
+func (c *client) do(method, path string, body any, out any) int {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -77,12 +78,14 @@ func (c *client) do(method, path string, body any, out any) {
 	if out != nil {
 		loaded.Check(json.Unmarshal(b, out))
 	}
+	return len(b)
 }
 
 func main() {
 	f := loaded.RegisterFlags("dashboard's insights")
 	clients := flag.Int("clients", 32, "clients opening the dashboard at once")
 	warm := flag.Int("warm", 20, "warm retrieves per client per round")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the warm retrieves (every round) to this file")
 	env := loaded.Start("dashload", f)
 	defer env.Close()
 	ctx, stop := context.WithCancel(context.Background())
@@ -124,24 +127,34 @@ func main() {
 		*f.Project, env.From, env.To, len(tiles), len(distinctIDs), *clients, env.Runs, ce.ProjectSlots(),
 		time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 
-	var cold, sum, slowest, p50, p99 []time.Duration
+	var cold, sum, slowest, p50, p99, coldCPU, sumCPU, warmCPU []time.Duration
+	var size atomic.Int64 // the warm answer's length
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		loaded.Check(err)
+		defer f.Close()
+		loaded.Check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	for round := 0; round < env.Runs; round++ {
 		_, err := env.Store.DB().ExecContext(ctx, "DELETE FROM cached_results WHERE project_id = $1", *f.Project)
 		loaded.Check(err)
 		n0 := ce.statements.Load()
-		t0 := time.Now()
+		t0, c0 := time.Now(), loaded.CPUTime()
 		parallel(*clients, 1, func() { c.do("GET", dashPath, nil, nil) })
-		cold = append(cold, time.Since(t0))
+		cold, coldCPU = append(cold, time.Since(t0)), append(coldCPU, loaded.CPUTime()-c0)
 		coldStatements := ce.statements.Load() - n0
 
-		lat := parallel(*clients, *warm, func() { c.do("GET", dashPath, nil, nil) })
+		c0 = loaded.CPUTime()
+		lat := parallel(*clients, *warm, func() { size.Store(int64(c.do("GET", dashPath, nil, nil))) })
+		warmCPU = append(warmCPU, (loaded.CPUTime()-c0)/time.Duration(*clients**warm))
 		if ce.statements.Load() != n0+coldStatements {
 			loaded.Check(fmt.Errorf("round %d: the warm retrieves ran %d statements", round, ce.statements.Load()-n0-coldStatements))
 		}
 		slices.Sort(lat)
 		p50, p99 = append(p50, lat[len(lat)/2]), append(p99, lat[len(lat)*99/100])
 
-		n1 := ce.statements.Load()
+		n1, c1 := ce.statements.Load(), loaded.CPUTime()
 		var total, max time.Duration
 		for _, id := range distinctIDs {
 			t := time.Now()
@@ -151,9 +164,10 @@ func main() {
 			max = max0(max, d)
 		}
 		oneByOne := ce.statements.Load() - n1
-		sum, slowest = append(sum, total), append(slowest, max)
-		fmt.Printf("round %d: cold %.0f ms (%d statements), one by one %.0f ms, slowest tile %.0f ms (%d statements), warm p50 %.1f ms p99 %.1f ms\n",
-			round+1, loaded.Ms(cold[round]), coldStatements, loaded.Ms(total), loaded.Ms(max), oneByOne, loaded.Ms(p50[round]), loaded.Ms(p99[round]))
+		sum, slowest, sumCPU = append(sum, total), append(slowest, max), append(sumCPU, loaded.CPUTime()-c1)
+		fmt.Printf("round %d: cold %.0f ms (CPU %.0f ms, %d statements), one by one %.0f ms (CPU %.0f ms), slowest tile %.0f ms (%d statements), warm p50 %.1f ms p99 %.1f ms (CPU %.2f ms per retrieve, %d bytes)\n",
+			round+1, loaded.Ms(cold[round]), loaded.Ms(coldCPU[round]), coldStatements, loaded.Ms(total), loaded.Ms(sumCPU[round]), loaded.Ms(max), oneByOne,
+			loaded.Ms(p50[round]), loaded.Ms(p99[round]), loaded.Ms(warmCPU[round]), size.Load())
 		if coldStatements != oneByOne {
 			loaded.Check(fmt.Errorf("round %d: the cold dashboard ran %d statements, its distinct tiles one by one %d", round+1, coldStatements, oneByOne))
 		}
@@ -166,13 +180,14 @@ func main() {
 		return out
 	}
 	fmt.Printf("\nmedian (min-max) over %d rounds, ms:\n", env.Runs)
-	fmt.Printf("  cold dashboard, %d clients:   %s\n", *clients, loaded.Spread(cold))
-	fmt.Printf("  distinct tiles one by one:    %s\n", loaded.Spread(sum))
+	fmt.Printf("  cold dashboard, %d clients:   %s, process CPU %s\n", *clients, loaded.Spread(cold), loaded.Spread(coldCPU))
+	fmt.Printf("  distinct tiles one by one:    %s, process CPU %s\n", loaded.Spread(sum), loaded.Spread(sumCPU))
 	fmt.Printf("  slowest tile:                 %s\n", loaded.Spread(slowest))
 	fmt.Printf("  cold / one by one:            %s\n", loaded.Ratios(ratio(cold, sum)))
 	fmt.Printf("  cold / slowest tile:          %s (target at most 1.50)\n", loaded.Ratios(ratio(cold, slowest)))
 	fmt.Printf("  warm p50:                     %s\n", loaded.Spread(p50))
 	fmt.Printf("  warm p99:                     %s (target under 20)\n", loaded.Spread(p99))
+	fmt.Printf("  warm process CPU per retrieve (server and client): %s; answer %d bytes\n", loaded.Spread(warmCPU), size.Load())
 }
 
 func max0(a, b time.Duration) time.Duration {
