@@ -118,7 +118,7 @@ func (s *Server) createProject(c *gin.Context) {
 		// The project answers at once; its is_generating_demo_data is
 		// true until the demo product is written.
 		cfg := DemoSize
-		cfg.Team = p.ID
+		cfg.Team, cfg.Progress = p.ID, s.demoProgress
 		if err := s.store.SetGeneratingDemoData(c.Request.Context(), p.ID, true); err != nil {
 			writeError(c, err)
 			return

@@ -95,6 +95,9 @@ type Server struct {
 	// extraRoutes lets tests in this package mount probes (a slow handler,
 	// a body reader) on the real middleware chain.
 	extraRoutes func(r *gin.Engine)
+	// demoProgress, set by tests, is the progress hook of the demo runs
+	// projects created with is_demo start (synth.DemoConfig.Progress).
+	demoProgress func(visitors, events int)
 }
 
 // New builds the server.

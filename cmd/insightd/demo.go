@@ -17,7 +17,8 @@ const demoSynopsis = "demo-data --project ID [--persons N] [--days D] [--seed S]
 // cmdDemoData writes a demo product into a project through the same event
 // writer as the capture API. With the embedded engine it needs the data
 // directory to itself: stop `insightd serve` first, or create a project
-// with is_demo through the API instead.
+// with is_demo through the API instead. Progress goes to stderr, a bar on
+// a terminal and else a log line every 5 seconds (progress.go).
 func cmdDemoData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo-data", demoSynopsis, stderr)
 	sf, err := addStoreFlags(fs, useBoth)
@@ -56,7 +57,10 @@ func cmdDemoData(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	w := olap.NewWriter(engine, log, olap.WriterConfig{})
 	defer w.Close()
 	start := time.Now()
+	bar := newProgress(stderr, log, int64(cfg.Persons), "visitors")
+	cfg.Progress = func(visitors, events int) { bar.update(int64(visitors), int64(events)) }
 	st, err := api.GenerateDemo(ctx, store, w, log, cfg)
+	bar.finish()
 	if err != nil {
 		return err
 	}

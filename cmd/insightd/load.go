@@ -18,7 +18,8 @@ const loadSynopsis = "load --project ID --events N --persons P --days D [--seed 
 // cmdLoad writes a synthetic data set straight into ClickHouse (no HTTP,
 // no PostgreSQL): it opens the engine as serve does, applies the
 // ClickHouse migrations and runs olap/synth's generator. Progress goes to
-// stderr as log lines, the summary to stdout as one JSON object. Then, or
+// stderr, a bar on a terminal and else a log line every 5 seconds
+// (progress.go), the summary to stdout as one JSON object. Then, or
 // instead when --events is not given, --optimize merges the tables' parts
 // and --report describes the project's data, timing a few queries.
 func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -94,11 +95,9 @@ func cmdLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	start, stop := cfg.Range()
 	log.Info("loading", "project", cfg.Project, "events", cfg.Events, "persons", cfg.Persons,
 		"from", start.Format(time.DateOnly), "until", stop.Format(time.DateOnly), "seed", cfg.Seed, "chunk", cfg.Chunk)
-	began := time.Now()
-	st, err := synth.Load(ctx, engine, cfg, func(done int64) {
-		secs := time.Since(began).Seconds()
-		log.Info("progress", "events", done, "of", cfg.Events, "seconds", roundMillis(secs), "events_per_second", int64(float64(done)/secs))
-	})
+	bar := newProgress(stderr, log, cfg.Events, "events")
+	st, err := synth.Load(ctx, engine, cfg, func(done int64) { bar.update(done, done) })
+	bar.finish()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("interrupted after %d of %d events: %w", st.Events, cfg.Events, err)

@@ -23,6 +23,10 @@ type DemoConfig struct {
 	// End is when the simulated period ends (default: now, to the second).
 	// The same seed and end give the same events, uuids included.
 	End time.Time
+	// Progress, when set, is told after each write, and after every
+	// hundredth of the visitors, how many visitors of Persons have been
+	// simulated and how many events are stored.
+	Progress func(visitors, events int)
 }
 
 // Validate reports a configuration that cannot work.
@@ -72,15 +76,17 @@ func Demo(ctx context.Context, w *olap.Writer, cfg DemoConfig) (DemoStats, error
 	}
 	start := cfg.End.Add(-time.Duration(cfg.Days) * 24 * time.Hour)
 	buf := make([]olap.Capture, 0, demoChunk+64)
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
+	flush := func(visitors int) error {
+		if len(buf) > 0 {
+			if res := w.Write(ctx, buf); res.Err != nil {
+				return res.Err
+			}
+			st.Events += len(buf)
+			buf = buf[:0]
 		}
-		if res := w.Write(ctx, buf); res.Err != nil {
-			return res.Err
+		if cfg.Progress != nil {
+			cfg.Progress(visitors, st.Events)
 		}
-		st.Events += len(buf)
-		buf = buf[:0]
 		return nil
 	}
 	for v := range cfg.Persons {
@@ -98,12 +104,14 @@ func Demo(ctx context.Context, w *olap.Writer, cfg DemoConfig) (DemoStats, error
 			}
 		}
 		if len(buf) >= demoChunk {
-			if err := flush(); err != nil {
+			if err := flush(v + 1); err != nil {
 				return st, err
 			}
+		} else if cfg.Progress != nil && (v+1)%max(cfg.Persons/100, 1) == 0 {
+			cfg.Progress(v+1, st.Events)
 		}
 	}
-	return st, flush()
+	return st, flush(cfg.Persons)
 }
 
 type visitor struct {
