@@ -338,6 +338,36 @@ func TestConsoleEndToEndInChromium(t *testing.T) {
 			t.Fatalf("the point's people dialog lists %d, the point says %v", n, signups[idx])
 		}
 
+		// A path's first link, clicked near its start where ECharts laid it out.
+		b.goTo(t, fmt.Sprintf("#/p/%d/insights/%v", pid, d.insights["Page paths"]["id"]), `#insight-chart[data-kind=paths] canvas`)
+		var edge []any
+		b.eval(t, `(() => {
+			const el = document.querySelector("#insight-chart .chart");
+			const s = echarts.getInstanceByDom(el).getModel().getSeriesByIndex(0);
+			const e = s.getGraph().getEdgeByIndex(0), n = e.node1.getLayout(), l = e.getLayout();
+			const r = el.getBoundingClientRect();
+			return [r.left + s.layoutInfo.x + n.x + n.dx + 6, r.top + s.layoutInfo.y + n.y + l.sy + l.dy / 2, e.node1.id, e.node2.id];
+		})()`, &edge)
+		b.run(t, "click a path link", chromedp.MouseClickXY(edge[0].(float64), edge[1].(float64)))
+		// A link counts paths, and a person may walk it more than once: the
+		// dialog lists the persons route's answer for the link.
+		body := map[string]any{"path_start_key": edge[2], "path_end_key": edge[3]}
+		for _, in := range consoleInsights {
+			if in.name == "Page paths" {
+				for k, v := range in.filters {
+					body[k] = v
+				}
+			}
+		}
+		st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/persons/path/", pid), key, body)
+		if st != 200 {
+			t.Fatalf("path persons: %d %v", st, out)
+		}
+		want := len(out["results"].([]any)[0].(map[string]any)["people"].([]any))
+		if n := b.people(t, "people-path"); n != want || n == 0 {
+			t.Fatalf("the link's people dialog lists %d, the persons route %d", n, want)
+		}
+
 		b.goTo(t, fmt.Sprintf("#/p/%d/insights/%v", pid, d.insights["Visit to purchase"]["id"]), `.funnel-steps`)
 		purchases := result("Visit to purchase").([]any)[2].(map[string]any)["count"].(float64)
 		b.run(t, "click the last step", chromedp.Click(`.funnel-steps tbody tr:nth-child(3) td:nth-child(2) button`, chromedp.ByQuery))
