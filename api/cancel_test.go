@@ -57,7 +57,7 @@ FROM numbers(1000000000000) WHERE cityHash64(number) % 64 = 0`})
 	cfg.Limits.MaxExecutionTime = int(timeout.Seconds())
 	s := New(cfg, quietLog(), store, engine)
 	t.Cleanup(s.writer.Close)
-	srv := httptest.NewServer(s.Handler())
+	srv := validatedServer(t, s.Handler())
 	t.Cleanup(srv.Close)
 	return &endless{s: s, srv: srv, project: boot.ProjectID, key: boot.PersonalAPIKey, token: boot.ProjectAPIToken}
 }

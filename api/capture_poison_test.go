@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +44,7 @@ func TestCapturesOfAFlushTheWriterCannotHandleGet5xxAndTheServerGoesOn(t *testin
 	cfg.Ingest.Linger = 100 * time.Millisecond // the captures share a flush
 	s := New(cfg, quietLog(), store, e)
 	t.Cleanup(s.writer.Close)
-	srv := httptest.NewServer(s.Handler())
+	srv := validatedServer(t, s.Handler())
 	defer srv.Close()
 	capture := func(distinctID string) int {
 		body := fmt.Sprintf(`{"api_key": %q, "event": "poisoned", "distinct_id": %q}`, boot.ProjectAPIToken, distinctID)

@@ -37,7 +37,7 @@ func newCaptureFixture(t *testing.T, cfg Config) *captureFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &captureFixture{h: s.Handler(), s: s, token: b.ProjectAPIToken, team: b.ProjectID}
+	return &captureFixture{h: validated(t, s.Handler()), s: s, token: b.ProjectAPIToken, team: b.ProjectID}
 }
 
 type req struct {

@@ -44,7 +44,7 @@ func newClientsFixture(t *testing.T) *clientsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &clientsFixture{fixture: &fixture{s: s, h: s.Handler(), a: a, b: b}, zeta: zeta}
+	f := &clientsFixture{fixture: &fixture{s: s, h: validated(t, s.Handler()), a: a, b: b}, zeta: zeta}
 	f.routes = r.Routes()
 	st, p := call(t, f.h, "POST", f.projects(a.OrganizationID), a.PersonalAPIKey, map[string]any{"name": "Acme app"})
 	if st != 201 {

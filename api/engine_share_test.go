@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -247,7 +246,7 @@ func TestTheConfiguredQueryTimeoutStopsAFunnelThroughTheAPI(t *testing.T) {
 	base := newEndless(t, time.Minute)
 	s := New(base.s.cfg, quietLog(), base.s.store, openEngineWithTimeout(t, timeout))
 	t.Cleanup(s.writer.Close)
-	srv := httptest.NewServer(s.Handler())
+	srv := validatedServer(t, s.Handler())
 	t.Cleanup(srv.Close)
 	e := &endless{s: s, srv: srv, project: base.project, key: base.key, token: base.token}
 	if e.s.cfg.Limits.MaxExecutionTime != 60 {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -43,7 +42,7 @@ func TestFrozenPostgresAnswers503WithinTheDeadlineAndRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(testConfig(), quietLog(), store, engine).Handler())
+	srv := validatedServer(t, New(testConfig(), quietLog(), store, engine).Handler())
 	defer srv.Close()
 
 	type probe struct {

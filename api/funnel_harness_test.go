@@ -145,7 +145,7 @@ func newFunnelEnv(t *testing.T) *funnelEnv {
 	t.Helper()
 	s := New(testConfig(), quietLog(), metadatatest.NewStore(t), engine)
 	t.Cleanup(s.writer.Close)
-	return &funnelEnv{s: s, h: s.Handler()}
+	return &funnelEnv{s: s, h: validated(t, s.Handler())}
 }
 
 type funnelProject struct {

@@ -160,7 +160,7 @@ func TestGroupsCapture(t *testing.T) {
 	t.Run("another server (a restart) reads the group back: an older $group_set still loses", func(t *testing.T) {
 		s2 := New(testConfig(), quietLog(), f.s.store, engine)
 		defer s2.writer.Close()
-		f2 := &fixture{s: s2, h: s2.Handler(), a: f.a, b: f.b}
+		f2 := &fixture{s: s2, h: validated(t, s2.Handler()), a: f.a, b: f.b}
 		if code, out := captureBatch(t, f2, token, identifyGroup("company", "acme", at(8), map[string]any{"seats": 2, "city": "Paris"})); code != 200 {
 			t.Fatalf("capture: %d %v", code, out)
 		}

@@ -111,7 +111,7 @@ func TestBadGzipBodiesAre400OnEveryRoute(t *testing.T) {
 	var r *gin.Engine
 	probes := s.extraRoutes
 	s.extraRoutes = func(e *gin.Engine) { probes(e); r = e }
-	f := &fixture{s: s, h: s.Handler()}
+	f := &fixture{s: s, h: validated(t, s.Handler())}
 	a, err := s.store.Bootstrap(context.Background(), "ada@example.com", "Acme", "Web")
 	if err != nil {
 		t.Fatal(err)

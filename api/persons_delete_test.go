@@ -191,7 +191,7 @@ func newDeleteEnv(t *testing.T, e *eventsDeleteEngine) *funnelEnv {
 	t.Helper()
 	s := New(testConfig(), quietLog(), metadatatest.NewStore(t), e)
 	t.Cleanup(s.writer.Close)
-	return &funnelEnv{s: s, h: s.Handler()}
+	return &funnelEnv{s: s, h: validated(t, s.Handler())}
 }
 
 // A deletion whose events' DELETE failed answers 503 and is retried

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -41,7 +40,7 @@ func TestStoppedPostgresAnswers503AndTheServerRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(testConfig(), quietLog(), store, engine).Handler())
+	srv := validatedServer(t, New(testConfig(), quietLog(), store, engine).Handler())
 	defer srv.Close()
 
 	routes := []string{

@@ -39,7 +39,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{s: s, h: s.Handler(), a: a, b: b}
+	return &fixture{s: s, h: validated(t, s.Handler()), a: a, b: b}
 }
 
 func (f *fixture) key(t *testing.T, email string, scopes ...string) string {

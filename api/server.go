@@ -142,7 +142,10 @@ func (s *Server) waitBackground(ctx context.Context) {
 }
 
 // Handler is the whole HTTP interface.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return stripTrailingSlash(s.router()) }
+
+// router registers every route; the OpenAPI document's test walks them.
+func (s *Server) router() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.RedirectTrailingSlash = false
@@ -161,8 +164,9 @@ func (s *Server) Handler() http.Handler {
 
 	r.GET("/_health", s.health)
 	r.GET("/_ready", s.ready)
-	s.consoleRoutes(r)
 	s.metricsRoutes(r)
+	s.consoleRoutes(r)
+	r.GET("/api/schema", s.openAPISchema)
 
 	s.captureRoutes(r)
 	s.flagRoutes(r)
@@ -183,7 +187,7 @@ func (s *Server) Handler() http.Handler {
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}
-	return stripTrailingSlash(r)
+	return r
 }
 
 // Run serves until ctx ends, then stops accepting connections and lets

@@ -92,7 +92,7 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, body map[string]any, 
 }
 
 func TestHealthAndReadinessAgainstRealServices(t *testing.T) {
-	h := newServer(t, quietLog()).Handler()
+	h := validated(t, newServer(t, quietLog()).Handler())
 	for _, path := range []string{"/_health", "/_health/", "/_ready", "/_ready/"} {
 		t.Run(path+" answers 200 without a redirect", func(t *testing.T) {
 			w, body := do(t, h, httptest.NewRequest("GET", path, nil))
@@ -111,7 +111,7 @@ func TestHealthAndReadinessAgainstRealServices(t *testing.T) {
 func TestReadinessFailsWhenPostgresIsGone(t *testing.T) {
 	s := newServer(t, quietLog())
 	s.store.Close()
-	w, body := do(t, s.Handler(), httptest.NewRequest("GET", "/_ready", nil))
+	w, body := do(t, validated(t, s.Handler()), httptest.NewRequest("GET", "/_ready", nil))
 	wantError(t, w, body, http.StatusServiceUnavailable, "not_ready")
 	if checks, _ := body["checks"].(map[string]any); checks["postgres"] == "ok" {
 		t.Fatalf("postgres reported ok after close: %v", body)
@@ -119,7 +119,7 @@ func TestReadinessFailsWhenPostgresIsGone(t *testing.T) {
 }
 
 func TestUnknownRoutesAndMethodsGetTheErrorBody(t *testing.T) {
-	h := newServer(t, quietLog()).Handler()
+	h := validated(t, newServer(t, quietLog()).Handler())
 	w, body := do(t, h, httptest.NewRequest("GET", "/api/nothing/here/", nil))
 	wantError(t, w, body, http.StatusNotFound, "not_found")
 	w, body = do(t, h, httptest.NewRequest("DELETE", "/_health", nil))
@@ -127,7 +127,7 @@ func TestUnknownRoutesAndMethodsGetTheErrorBody(t *testing.T) {
 }
 
 func TestEveryResponseCarriesARequestID(t *testing.T) {
-	h := newServer(t, quietLog()).Handler()
+	h := validated(t, newServer(t, quietLog()).Handler())
 	w, _ := do(t, h, httptest.NewRequest("GET", "/_health", nil))
 	if len(w.Header().Get("X-Request-Id")) < 16 {
 		t.Fatalf("no generated request id: %q", w.Header().Get("X-Request-Id"))
@@ -148,7 +148,7 @@ func TestEveryResponseCarriesARequestID(t *testing.T) {
 
 func TestOneJSONLogLinePerRequest(t *testing.T) {
 	var buf bytes.Buffer
-	h := newServer(t, slog.New(slog.NewJSONHandler(&buf, nil))).Handler()
+	h := validated(t, newServer(t, slog.New(slog.NewJSONHandler(&buf, nil))).Handler())
 	req := httptest.NewRequest("GET", "/_health", nil)
 	req.Header.Set("X-Request-Id", "log-test-1")
 	do(t, h, req)
@@ -166,7 +166,7 @@ func TestOneJSONLogLinePerRequest(t *testing.T) {
 
 func TestPanicsBecomeA500WithTheErrorBody(t *testing.T) {
 	var buf bytes.Buffer
-	h := newServer(t, slog.New(slog.NewJSONHandler(&buf, nil))).Handler()
+	h := validated(t, newServer(t, slog.New(slog.NewJSONHandler(&buf, nil))).Handler())
 	w, body := do(t, h, httptest.NewRequest("GET", "/test/panic", nil))
 	wantError(t, w, body, http.StatusInternalServerError, "internal_error")
 	if strings.Contains(w.Body.String(), "boom") {
@@ -187,7 +187,7 @@ func gzipped(t *testing.T, b []byte) []byte {
 }
 
 func TestBodyLimitAndGzipBodies(t *testing.T) {
-	h := newServer(t, quietLog()).Handler()
+	h := validated(t, newServer(t, quietLog()).Handler())
 	limit := testConfig().BodyLimit
 	cases := []struct {
 		name   string
