@@ -180,7 +180,7 @@ function timing(el, result) {
   el.append(h("p", { class: "muted" }, `Average time to convert: ${duration(result.average_conversion_time)}`));
   chart(box(el), {
     tooltip: { ...axisTooltip, axisPointer: { type: "shadow" } }, grid,
-    xAxis: { type: "category", name: "time to convert", data: bins.map(([s]) => duration(s)) },
+    xAxis: { type: "category", name: "time to convert (bin start)", nameLocation: "middle", nameGap: 28, data: bins.map(([s]) => duration(s)) },
     yAxis: { type: "value", name: "persons" },
     series: [{ type: "bar", name: "Persons", data: bins.map(([, n]) => n), barCategoryGap: "10%" }],
   });
