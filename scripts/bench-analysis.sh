@@ -31,12 +31,15 @@ fi
 
 PG_DIR=$(mktemp -d "$ROOT/.data/postgres-bench-$PROGRAM.XXXXXX")
 rmdir "$PG_DIR"
-cleanup() { pg_stop "$PG_DIR"; rm -rf "$PG_DIR" "$PG_DIR.port"; }
+cleanup() { step "cleaning up"; pg_stop "$PG_DIR"; rm -rf "$PG_DIR" "$PG_DIR.port"; }
 trap cleanup EXIT
+step "starting a private PostgreSQL for $PROGRAM"
 PG_FSYNC=off pg_start "$PG_DIR" "insightd_bench_$PROGRAM"
 
+step "building benchmarks/$PROGRAM"
 go build -o "bin/$PROGRAM" "./benchmarks/$PROGRAM"
 echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(uname -sr); data: $(du -sh "$BENCH_DIR/olap" | cut -f1) in $BENCH_DIR/olap"
 echo
+step "running $PROGRAM: $RUNS rounds, $DAYS days before $END, project $PROJECT of $BENCH_DIR${*:+ ($*)}"
 "bin/$PROGRAM" -data-dir "$BENCH_DIR" -chdb-lib "$INSIGHTD_CHDB_LIB" -database-url "$DATABASE_URL" \
   -project "$PROJECT" -runs "$RUNS" -days "$DAYS" -end "$END" "$@"

@@ -13,7 +13,10 @@ export INSIGHTD_DATA_DIR=$BENCH_DATA
 cleanup() { pg_stop "$PG_DIR"; rm -rf "$BENCH_DATA"; }
 trap cleanup EXIT
 unset DATABASE_URL
+step "starting a private PostgreSQL"
 pg_start "$PG_DIR" insightd_bench_ingest
+step "building benchmarks/ingestload"
 go build -o bin/ingestload ./benchmarks/ingestload
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+step "running ingestload${*:+ ($*)}"
 bin/ingestload "$@"

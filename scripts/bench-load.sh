@@ -29,6 +29,7 @@ SEED=${SEED:-1}
 export INSIGHTD_CHDB_LIB=${INSIGHTD_CHDB_LIB:-$ROOT/.deps/chdb/libchdb.so}
 unset INSIGHTD_DATA_DIR
 
+step "building insightd"
 go build -o bin/insightd ./cmd/insightd
 args=(--project "$PROJECT" --events "$EVENTS" --persons "$PERSONS" --days "$DAYS" --seed "$SEED")
 [ -n "${END:-}" ] && args+=(--end "$END")
@@ -52,7 +53,8 @@ if [ -n "${CHUNKS:-}" ]; then
   echo "|---|---|---|---|---|---|"
   for chunk in $CHUNKS; do
     walls=() cpus=()
-    for _ in $(seq 1 "$RUNS"); do
+    for r in $(seq 1 "$RUNS"); do
+      step "chunk $chunk: run $r of $RUNS, loading $EVENTS events"
       dir=$(mktemp -d "$ROOT/.data/bench-load.XXXXXX")
       read -r wall cpu < <(timed "$dir" --chunk "$chunk")
       walls+=("$wall") cpus+=("$cpu")
@@ -66,18 +68,18 @@ if [ -n "${CHUNKS:-}" ]; then
   exit 0
 fi
 
-[ "${FRESH:-0}" = 1 ] && { log "deleting $BENCH_DIR/olap"; rm -rf "$BENCH_DIR/olap"; }
+[ "${FRESH:-0}" = 1 ] && { step "deleting $BENCH_DIR/olap"; rm -rf "$BENCH_DIR/olap"; }
 mkdir -p "$BENCH_DIR"
 [ -n "${CHUNK:-}" ] && args+=(--chunk "$CHUNK")
-log "loading $EVENTS events, $PERSONS persons, $DAYS days into $BENCH_DIR (project $PROJECT)"
+step "loading $EVENTS events, $PERSONS persons, $DAYS days into $BENCH_DIR (project $PROJECT)"
 read -r secs cpu < <(timed "$BENCH_DIR")
 echo "wall seconds: $secs, CPU seconds: $cpu"
 echo "events/s: $(echo "$EVENTS / $secs" | bc)"
 tail -n 1 "$BENCH_DIR.log"
 echo "summary: $(cat "$BENCH_DIR.summary.json")"
-log "report (a new process: background merges resume while it runs)"
+step "report (a new process: background merges resume while it runs)"
 bin/insightd load --data-dir "$BENCH_DIR" --project "$PROJECT" --report 2>/dev/null
 if [ "${OPTIMIZE:-1}" = 1 ]; then
-  log "optimize (OPTIMIZE TABLE ... FINAL), then report again"
+  step "optimize (OPTIMIZE TABLE ... FINAL), then report again"
   bin/insightd load --data-dir "$BENCH_DIR" --project "$PROJECT" --optimize --report 2>/dev/null
 fi

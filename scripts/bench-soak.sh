@@ -23,9 +23,12 @@ cleanup() {
 }
 trap cleanup EXIT
 unset DATABASE_URL
+step "starting a private PostgreSQL"
 pg_start "$PG_DIR" "insightd_soak_$(date +%s)"
+step "building insightd and benchmarks/soak"
 go build -o bin/insightd ./cmd/insightd
 go build -o bin/soak ./benchmarks/soak
+step "migrating and bootstrapping a project in $SOAK_DATA"
 bin/insightd migrate --data-dir "$SOAK_DATA" 2>/dev/null
 boot=$(bin/insightd admin bootstrap --email "soak-$(date +%s%N)@example.com" --org Soak --project Soak)
 key=$(echo "$boot" | sed -E 's/.*"personal_api_key":"([^"]+)".*/\1/')
@@ -33,6 +36,7 @@ token=$(echo "$boot" | sed -E 's/.*"project_api_token":"([^"]+)".*/\1/')
 pid=$(echo "$boot" | sed -E 's/.*"project_id":([0-9]+).*/\1/')
 echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
+step "soaking: $CLIENTS clients for $DURATION, a SIGKILL and restart every $KILL_EVERY"
 bin/soak -bin bin/insightd -data-dir "$SOAK_DATA" -chdb-lib "$INSIGHTD_CHDB_LIB" -project "$pid" -key "$key" -token "$token" \
   -clients "$CLIENTS" -duration "$DURATION" -kill-every "$KILL_EVERY"
 echo

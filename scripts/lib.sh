@@ -15,6 +15,9 @@ CHDB_LIB_SHA256=36ad4e999882821ef13cf2d0f52c93f48e6ee1b4498b35a201c23ce4b8d15bf5
 CHDB_DIR=$ROOT/.deps/chdb
 
 log() { printf '==> %s\n' "$*" >&2; }
+# step names the phase a long script (the benchmarks) starts, with the
+# time, on stderr: stdout stays the script's result.
+step() { printf '==> [%s] %s\n' "$(date -u +%T)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 is_root() { [ "$(id -u)" = 0 ]; }
