@@ -281,3 +281,27 @@ func TestValueTypesAreNormalized(t *testing.T) {
 		t.Fatalf("nan decoded as %#v", got[len(want)])
 	}
 }
+
+// TestMaintenanceIsNotBoundByTheQueryTimeout: a migration filling a table
+// from every event may outlast Config.QueryTimeout (the sessions table
+// took over ten minutes on 100 million events under load); its own
+// deadline still holds.
+func TestMaintenanceIsNotBoundByTheQueryTimeout(t *testing.T) {
+	ctx, cancel := withTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if _, ok := ctx.Deadline(); !ok {
+		t.Fatal("an ordinary statement has no deadline")
+	}
+	ctx, cancel = withTimeout(Maintenance(context.Background()), time.Millisecond)
+	defer cancel()
+	if dl, ok := ctx.Deadline(); ok {
+		t.Fatalf("maintenance got the query timeout: deadline %v", dl)
+	}
+	own, stop := context.WithTimeout(Maintenance(context.Background()), time.Hour)
+	defer stop()
+	ctx, cancel = withTimeout(own, time.Millisecond)
+	defer cancel()
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) < 59*time.Minute {
+		t.Fatalf("maintenance lost its own deadline: %v %v", dl, ok)
+	}
+}

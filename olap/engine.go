@@ -223,10 +223,20 @@ const (
 
 // withTimeout applies the configured query timeout unless ctx already ends sooner.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d || ctx.Value(maintenanceKey{}) != nil {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+type maintenanceKey struct{}
+
+// Maintenance marks ctx as maintenance work whose statements may run for
+// as long as the data needs (a migration filling a new table from every
+// event): Config.QueryTimeout does not bound them; ctx's own deadline, if
+// it has one, still does.
+func Maintenance(ctx context.Context) context.Context {
+	return context.WithValue(ctx, maintenanceKey{}, true)
 }
 
 // ctxError classifies a statement's error: the context's reason when the

@@ -21,6 +21,8 @@ import (
 // running it again is safe because every statement is idempotent. The
 // ledger is a replicated full copy, so any node knows what was applied.
 func Migrate(ctx context.Context, e Engine) ([]int, error) {
+	// A migration may fill a table from every event: no query timeout.
+	ctx = Maintenance(ctx)
 	ms, err := migrations.ClickHouse()
 	if err != nil {
 		return nil, err
