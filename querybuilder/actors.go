@@ -182,7 +182,7 @@ func actorsDetails(s *eventSource, sub string, page Page, extra []string) Statem
 		cells = []string{id, id, name, "toJSONString(x.distinct_ids)", "if(x.properties = '', '{}', x.properties)",
 			"if(empty(x.distinct_ids), '', formatDateTime(x.created_at, " + at + "))", "if(x.is_identified = 1, 'true', 'false')"}
 		details = "SELECT p.id AS id, p.properties AS properties, p.created_at AS created_at, p.is_identified AS is_identified, d.distinct_ids AS distinct_ids\n" +
-			"FROM " + personsLatest(s)
+			"FROM " + personsLatest(s, "")
 		on = "x.id = a.actor"
 	case ActorGroup:
 		cells = []string{id, id, "toString(" + s.bind("UInt8", uint8(page.Details.GroupTypeIndex)) + ")",

@@ -101,16 +101,16 @@ func (q *PersonsQuery) Build() Statement {
 	if c := q.Properties.sql(rowScope); c != "" {
 		where = append(where, c)
 	}
-	sql := personsRead(s, where) + "\nORDER BY p.created_at DESC, p.id\nLIMIT " + s.bind("UInt64", uint64(q.Limit)) +
+	sql := personsRead(s, "", where) + "\nORDER BY p.created_at DESC, p.id\nLIMIT " + s.bind("UInt64", uint64(q.Limit)) +
 		" OFFSET " + s.bind("UInt64", uint64(q.Offset))
 	return s.statement(sql)
 }
 
 // personsRead reads live persons with their distinct ids (the columns of
 // PersonsColumns) under the conditions where, over aliases p and d.
-func personsRead(s *eventSource, where []string) string {
+func personsRead(s *eventSource, ids string, where []string) string {
 	sql := `SELECT toString(p.id) AS id, p.properties, p.created_at, p.is_identified, d.distinct_ids, count() OVER () AS total
-FROM ` + personsLatest(s)
+FROM ` + personsLatest(s, ids)
 	if len(where) > 0 {
 		sql += "\nWHERE " + strings.Join(where, "\n  AND ")
 	}
@@ -119,19 +119,28 @@ FROM ` + personsLatest(s)
 
 // personsLatest is the FROM clause of live persons (alias p: id,
 // properties, created_at, is_identified) joined to their distinct ids
-// (alias d: distinct_ids).
-func personsLatest(s *eventSource) string {
+// (alias d: distinct_ids). ids, when not empty, is a bound Array(UUID)
+// the persons are among (a page, one person): both tables are then read
+// through their sorting keys instead of every person of the project.
+func personsLatest(s *eventSource, ids string) string {
+	pWhere, dWhere := "team_id = {team:Int64}", "team_id = {team:Int64}"
+	if ids != "" {
+		pWhere += " AND id IN " + ids
+		// A distinct id now the person's had a version naming them.
+		dWhere += " AND distinct_id IN (\n            SELECT distinct_id FROM " + s.schema.DistinctIDs +
+			" WHERE team_id = {team:Int64} AND person_id IN " + ids + ")"
+	}
 	return `(
     SELECT id, argMax(properties, version) AS properties, argMax(created_at, version) AS created_at,
         argMax(is_identified, version) AS is_identified
-    FROM ` + s.schema.Persons + ` WHERE team_id = {team:Int64}
+    FROM ` + s.schema.Persons + ` WHERE ` + pWhere + `
     GROUP BY id HAVING argMax(is_deleted, version) = 0
 ) AS p
 INNER JOIN (
     SELECT person_id, arraySort(groupArray(distinct_id)) AS distinct_ids
     FROM (
         SELECT distinct_id, argMax(person_id, version) AS person_id
-        FROM ` + s.schema.DistinctIDs + ` WHERE team_id = {team:Int64}
+        FROM ` + s.schema.DistinctIDs + ` WHERE ` + dWhere + `
         GROUP BY distinct_id HAVING argMax(is_deleted, version) = 0
     )
     GROUP BY person_id
@@ -143,7 +152,8 @@ INNER JOIN (
 func PersonsByID(env Env, ids []string) Statement {
 	c := newCommon(env, &problems{})
 	s := newEventSource(&c, Facts{})
-	return s.statement(personsRead(s, []string{"p.id IN " + s.bind("Array(UUID)", ids)}))
+	in := s.bind("Array(UUID)", ids)
+	return s.statement(personsRead(s, in, []string{"p.id IN " + in}))
 }
 
 // PropertyValuesStatement lists the values a person property (typ
