@@ -200,7 +200,8 @@ func (s *Server) Stream(ctx context.Context, stmt querybuilder.Statement, column
 	return s.run(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		rows, err := s.conn.Query(queryContext(ctx, params), stmt.SQL)
+		qctx, read := watchProgress(queryContext(ctx, params))
+		rows, err := s.conn.Query(qctx, stmt.SQL)
 		if err != nil {
 			return ctxError(ctx, err)
 		}
@@ -214,6 +215,7 @@ func (s *Server) Stream(ctx context.Context, stmt querybuilder.Statement, column
 		if err := rows.Close(); err != nil {
 			return ctxError(ctx, err)
 		}
+		read.observe()
 		return nil
 	})
 }
