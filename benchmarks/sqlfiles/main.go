@@ -1,7 +1,13 @@
 // Command sqlfiles times SQL statements straight on the loaded engine, to
 // compare variants of a generated statement as ratios measured in the same
-// run: each round runs every file once, in the order given, so the files
-// share the machine's state; the first file is the baseline of the ratios.
+// run: each round runs every file once, round r starting with file r mod
+// n (the first statement after another pays for reading the columns that
+// one did not), so the files share the machine's state; the first file is
+// the baseline of the ratios, taken round by round. Timed statements run
+// with their result discarded (FORMAT Null): returning rows to Go would
+// time the transfer. It prints per file the median wall time with its
+// range (min-max), the median process CPU time (the engine runs in this
+// process) and the ratios to the first file, of wall and CPU time.
 //
 //	go run ./benchmarks/sqlfiles -write DIR funnel.json ...   # DIR/funnel.sql and DIR/funnel.params.json
 //	go run ./benchmarks/sqlfiles -data-dir .data/bench100m -chdb-lib .deps/chdb/libchdb.so -rounds 7 A.sql B.sql
@@ -12,7 +18,8 @@
 // DIR/NAME.params.json, to be edited into variants. Otherwise a file holds
 // one statement, bound to NAME.params.json beside it if there is one, and
 // {team:Int64} to -project. The statements' answers are printed once (the
-// first rows), so that variants can be checked to agree.
+// first rows, read untimed before the warm-up round), so that variants can
+// be checked to agree.
 package main
 
 import (
@@ -73,35 +80,48 @@ func main() {
 	loaded.Check(err)
 	defer engine.Close()
 
-	wall := make([][]time.Duration, len(stmts))
-	cpu := make([][]time.Duration, len(stmts))
-	for round := 0; round <= *rounds; round++ {
-		for i, st := range stmts {
-			c0, t0 := loaded.CPUTime(), time.Now()
-			rows, err := engine.Query(context.Background(), st)
-			w, c := time.Since(t0), loaded.CPUTime()-c0
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "sqlfiles: %s: %v\n", flag.Arg(i), err)
-				os.Exit(1)
+	ctx := context.Background()
+	for i, st := range stmts { // untimed: the answers, their rows returned
+		rows, err := engine.Query(ctx, st)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sqlfiles: %s: %v\n", flag.Arg(i), err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s answers (%d rows):\n", flag.Arg(i), len(rows.Data))
+		for j, r := range rows.Data {
+			if j == *show {
+				break
 			}
-			if round == 0 {
-				fmt.Printf("%s answers:\n", flag.Arg(i))
-				for j, r := range rows.Data {
-					if j == *show {
-						break
-					}
-					fmt.Println("  ", r)
-				}
-				continue
-			}
-			wall[i], cpu[i] = append(wall[i], w), append(cpu[i], c)
+			fmt.Println("  ", r)
 		}
 	}
-	fmt.Printf("\n| file | wall, median (ms) | process CPU, median (ms) | wall / %s |\n|---|---|---|---|\n", filepath.Base(flag.Arg(0)))
-	for i := range stmts {
-		fmt.Printf("| %s | %.1f | %.1f | %.2f |\n", filepath.Base(flag.Arg(i)), loaded.Ms(loaded.Median(wall[i])),
-			loaded.Ms(loaded.Median(cpu[i])), float64(loaded.Median(wall[i]))/float64(loaded.Median(wall[0])))
+	fmt.Printf("\n%d files, %d rounds after one warm-up round, FORMAT Null; started %s, load average %s\n",
+		len(stmts), *rounds, time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
+	ways := make([]loaded.Way, len(stmts))
+	for round := 0; round <= *rounds; round++ {
+		var runs []func()
+		for i, st := range stmts {
+			discarded := loaded.Discard(st)
+			runs = append(runs, func() {
+				ways[i].Time(round, func() error {
+					_, err := engine.Query(ctx, discarded)
+					return err
+				})
+			})
+		}
+		loaded.Rotate(round, runs...)
 	}
+	base := filepath.Base(flag.Arg(0))
+	fmt.Printf("\n| file | wall ms median (min-max) | CPU ms | wall / %s median (min-max) | CPU / %s median (min-max) |\n|---|---|---|---|---|\n", base, base)
+	for i := range stmts {
+		w := &ways[i]
+		fmt.Printf("| %s | %s | %s | %s |\n", filepath.Base(flag.Arg(i)), w.Cell(),
+			loaded.RatiosOr(loaded.PerRound(w.Wall, ways[0].Wall)), loaded.RatiosOr(loaded.PerRound(w.CPU, ways[0].CPU)))
+		if w.Fails > 0 {
+			fmt.Fprintf(os.Stderr, "sqlfiles: %s: %d of %d timed runs failed; the last: %s\n", flag.Arg(i), w.Fails, len(w.Wall), w.Err)
+		}
+	}
+	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 }
 
 // writeFunnel writes the statement of the funnel request body in file to
