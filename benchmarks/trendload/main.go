@@ -1,15 +1,23 @@
-// Command trendload times trends on a loaded project three ways in one
-// run, so the numbers share the machine's state: (a) end to end through
-// the HTTP endpoint with refresh=true (no result cache), (b) the same
-// statement the endpoint builds, run straight on the engine, and (c) a
-// hand-written minimal ClickHouse query for the same numbers. It serves
-// the API in-process on a loopback port, because only one process may
-// open the embedded engine's directory. Each case runs once to warm up,
-// then -runs rounds of a, b, c interleaved; it prints a markdown table of
-// medians and ratios, and checks that the three agree on the total.
-// With -metrics, each round also times the HTTP request on a second
-// server with Prometheus metrics on, before or after the one without in
-// turn, and a second table gives the cost of metrics.
+// Command trendload times trends on a loaded project in one run, so the
+// numbers share the machine's state: (a) end to end through the HTTP
+// endpoint with refresh=true (no result cache), (b) the same statement
+// the endpoint builds, run straight on the engine, (c) a hand-written
+// minimal ClickHouse query for the same numbers, and (d) the HTTP request
+// answered from the result cache. (b) and (c) run with their result
+// discarded (FORMAT Null): returning rows to Go would time the transfer.
+// It serves the API in-process on a loopback port, because only one
+// process may open the embedded engine's directory.
+//
+// The first request after opening the engine is reported apart (cold).
+// Before timing, each case's hand-written total is read once, to compare
+// with the last HTTP answer's. Then one warm-up round and -runs timed
+// rounds: each round runs every case, a different case first, and each
+// case every way, way r mod n first in round r. It prints per case and
+// way the median wall time with its range (min-max) and the median
+// process CPU time (the engine runs in this process), and the ratios
+// taken round by round. With -metrics, each round also times the HTTP
+// request on a second server with Prometheus metrics on, as one more way,
+// and a second table gives the cost of metrics.
 package main
 
 import (
@@ -63,105 +71,126 @@ func main() {
 	env := loaded.Start("trendload", f)
 	defer env.Close()
 	ctx := context.Background()
-	engine, from, to, runs, days, project := env.Engine, env.From, env.To, f.Runs, f.Days, f.Project
-	url, client := env.InsightsURL+"trend/", env.Client
-	metricsURL := ""
-	if env.MetricsURL != "" {
-		metricsURL = env.MetricsURL + "trend/"
-	}
-	var costs []string
-	const uncached = "?refresh=true" // the analysis endpoint recomputes
+	params := map[string]any{"team": *f.Project, "from": env.From, "to": env.To}
+	fmt.Printf("range %s to %s (%d days), project %d; %d rounds after one warm-up round; started %s, load average %s\n\n",
+		env.From, env.To, *f.Days, *f.Project, *f.Runs, time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 
-	fmt.Printf("range %s to %s (%d days), project %d, %d runs per case (median), after one warm-up run\n\n", from, to, *days, *project, *runs)
-	fmt.Println("| trend | HTTP end to end (ms) | generated SQL on the engine (ms) | hand-written SQL (ms) | HTTP / hand | generated / hand | HTTP, cached (ms) | total, HTTP vs hand-written |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
-	for _, tc := range cases(from, to) {
-		body, _ := json.Marshal(tc.filter)
-		stmt, err := env.Generated(ctx, "trends", body) // as the endpoint runs it
+	type runner struct {
+		c                         trendCase
+		body                      []byte
+		gen, hand                 querybuilder.Statement // discarded
+		handTotal, httpTotal      float64
+		http, gw, hw, cached, mon loaded.Way
+	}
+	// post asks the endpoint at base for the case and keeps its total.
+	post := func(r *runner, base, query string) error {
+		req, _ := http.NewRequest("POST", base+"trend/"+query, bytes.NewReader(r.body))
+		req.Header.Set("Authorization", "Bearer "+env.Key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := env.Client.Do(req)
+		if err != nil {
+			return err
+		}
+		out, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, out)
+		}
+		var res struct {
+			Result []struct{ Count float64 } `json:"result"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return err
+		}
+		var total float64
+		for _, s := range res.Result {
+			total += s.Count
+		}
+		r.httpTotal = total
+		return nil
+	}
+	var rs []*runner
+	for _, c := range cases(env.From, env.To) {
+		r := &runner{c: c}
+		r.body, _ = json.Marshal(c.filter)
+		rs = append(rs, r)
+	}
+	// Cold: the first request after opening the engine (the migrations'
+	// checks aside), before anything else reads the events.
+	c0, t0 := loaded.CPUTime(), time.Now()
+	loaded.Check(post(rs[0], env.InsightsURL, "?refresh=true"))
+	cold, coldCPU := time.Since(t0), loaded.CPUTime()-c0
+	for _, r := range rs {
+		stmt, err := env.Generated(ctx, "trends", r.body) // as the endpoint runs it
 		loaded.Check(err)
-		hand := querybuilder.Statement{SQL: tc.hand, Params: map[string]any{"team": *project, "from": from, "to": to}}
+		hand := querybuilder.Statement{SQL: r.c.hand, Params: params}
+		rows, err := env.Engine.Query(ctx, hand) // untimed: the total to check
+		loaded.Check(err)
+		r.handTotal = sumLastColumn(rows.Data)
+		r.gen, r.hand = loaded.Discard(stmt), loaded.Discard(hand)
+	}
+	statement := func(st querybuilder.Statement) func() error {
+		return func() error {
+			_, err := env.Engine.Query(ctx, st)
+			return err
+		}
+	}
+	for round := 0; round <= *f.Runs; round++ {
+		for i := range rs {
+			r := rs[(i+round)%len(rs)]
+			viaHTTP := func(w *loaded.Way, base, query string) func() {
+				return func() { w.Time(round, func() error { return post(r, base, query) }) }
+			}
+			ways := []func(){
+				viaHTTP(&r.http, env.InsightsURL, "?refresh=true"), // refresh=true: the endpoint recomputes
+				func() { r.gw.Time(round, statement(r.gen)) },
+				func() { r.hw.Time(round, statement(r.hand)) },
+				viaHTTP(&r.cached, env.InsightsURL, ""),
+			}
+			if env.MetricsURL != "" {
+				ways = append(ways, viaHTTP(&r.mon, env.MetricsURL, "?refresh=true"))
+			}
+			loaded.Rotate(round, ways...)
+		}
+	}
 
-		var httpTotal, genTotal, handTotal float64
-		runHTTPAt := func(url, query string) time.Duration {
-			start := time.Now()
-			req, _ := http.NewRequest("POST", url+query, bytes.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+env.Key)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			loaded.Check(err)
-			out, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			loaded.Check(err)
-			d := time.Since(start)
-			if resp.StatusCode != 200 {
-				loaded.Check(fmt.Errorf("%s: HTTP %d: %s", tc.name, resp.StatusCode, out))
-			}
-			var env struct {
-				Result []struct{ Count float64 } `json:"result"`
-			}
-			loaded.Check(json.Unmarshal(out, &env))
-			httpTotal = 0
-			for _, s := range env.Result {
-				httpTotal += s.Count
-			}
-			return d
-		}
-		runHTTP := func(query string) time.Duration { return runHTTPAt(url, query) }
-		runStmt := func(st querybuilder.Statement, total *float64, sumLast bool) time.Duration {
-			start := time.Now()
-			rows, err := engine.Query(ctx, st)
-			d := time.Since(start)
-			loaded.Check(err)
-			if sumLast {
-				*total = sumLastColumn(rows.Data)
-			}
-			return d
-		}
-		runHTTP(uncached)
-		if metricsURL != "" {
-			runHTTPAt(metricsURL, uncached)
-		}
-		runStmt(stmt, &genTotal, false)
-		runStmt(hand, &handTotal, true)
-		var a, g, h, on []time.Duration
-		for n := range *runs {
-			// Metrics on goes first every other round: the first request
-			// of a round finds the caches as the previous case left them.
-			if metricsURL != "" && n%2 == 1 {
-				on = append(on, runHTTPAt(metricsURL, uncached))
-			}
-			a = append(a, runHTTP(uncached))
-			if metricsURL != "" && n%2 == 0 {
-				on = append(on, runHTTPAt(metricsURL, uncached))
-			}
-			g = append(g, runStmt(stmt, &genTotal, false))
-			h = append(h, runStmt(hand, &handTotal, true))
-		}
-		var cached []time.Duration
-		for range *runs {
-			cached = append(cached, runHTTP(""))
-		}
-		ma, mg, mh := loaded.Median(a), loaded.Median(g), loaded.Median(h)
+	fmt.Printf("cold: the first request after opening the engine (%s over HTTP): %.0f ms, CPU %.0f ms\n\n", rs[0].c.name, loaded.Ms(cold), loaded.Ms(coldCPU))
+	fmt.Println("Wall ms median (min-max) and process CPU ms median, per way; engine statements with FORMAT Null; ratios taken round by round:")
+	fmt.Println()
+	fmt.Println("| trend | HTTP ms | CPU ms | generated ms | CPU ms | hand-written ms | CPU ms | HTTP, cached ms | CPU ms | HTTP / hand | generated / hand | total, HTTP vs hand-written |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, r := range rs {
 		agree := "agree"
-		if httpTotal != handTotal {
-			agree = fmt.Sprintf("differ: HTTP %.0f, hand %.0f", httpTotal, handTotal)
+		if r.httpTotal != r.handTotal {
+			agree = fmt.Sprintf("differ: hand %.0f", r.handTotal)
 		}
-		fmt.Printf("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %.0f (%s) |\n", tc.name, loaded.Ms(ma), loaded.Ms(mg), loaded.Ms(mh),
-			float64(ma)/float64(mh), float64(mg)/float64(mh), loaded.Ms(loaded.Median(cached)), httpTotal, agree)
-		if len(on) > 0 {
-			mo := loaded.Median(on)
-			costs = append(costs, fmt.Sprintf("| %s | %.1f | %.1f | %.3f |", tc.name, loaded.Ms(ma), loaded.Ms(mo), float64(mo)/float64(ma)))
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %.0f (%s) |\n", r.c.name, r.http.Cell(), r.gw.Cell(), r.hw.Cell(), r.cached.Cell(),
+			loaded.RatiosOr(loaded.PerRound(r.http.Wall, r.hw.Wall)), loaded.RatiosOr(loaded.PerRound(r.gw.Wall, r.hw.Wall)), r.httpTotal, agree)
+	}
+	for _, r := range rs {
+		for _, w := range []struct {
+			name string
+			w    *loaded.Way
+		}{{"HTTP", &r.http}, {"generated", &r.gw}, {"hand-written", &r.hw}, {"HTTP, cached", &r.cached}, {"HTTP, metrics on", &r.mon}} {
+			if w.w.Fails > 0 {
+				fmt.Printf("\n%s, %s: %d of %d timed runs failed, left out of the medians and ratios; the last: %s\n",
+					r.c.name, w.name, w.w.Fails, len(w.w.Wall), w.w.Err)
+			}
 		}
 	}
-	if len(costs) > 0 {
-		fmt.Println("\nMetrics cost: the same HTTP requests (refresh=true) on a server with Prometheus metrics off and on, taking turns at going first (target: on / off within 1.02)")
+	if env.MetricsURL != "" {
+		fmt.Println("\nMetrics cost: the same HTTP requests (refresh=true) on a server with Prometheus metrics off and on, in the same rounds (target: on / off within 1.02)")
 		fmt.Println()
-		fmt.Println("| trend | HTTP, metrics off (ms) | HTTP, metrics on (ms) | on / off |")
-		fmt.Println("|---|---|---|---|")
-		for _, c := range costs {
-			fmt.Println(c)
+		fmt.Println("| trend | HTTP, metrics off ms | CPU ms | HTTP, metrics on ms | CPU ms | on / off, round by round |")
+		fmt.Println("|---|---|---|---|---|---|")
+		for _, r := range rs {
+			fmt.Printf("| %s | %s | %s | %s |\n", r.c.name, r.http.Cell(), r.mon.Cell(), loaded.RatiosOr(loaded.PerRound(r.mon.Wall, r.http.Wall)))
 		}
 	}
+	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 }
 
 // sumLastColumn adds up the last column of rows (counts of any integer type).
