@@ -5,7 +5,9 @@
 # .data/bench100m, made by make bench-load) must hold project PROJECT (1);
 # a fresh private PostgreSQL cluster is made for the run so that
 # bootstrapping gives that project id. RUNS (5) rounds, DAYS (30) days
-# ending the day before END (default today, UTC); ARGS go to the program.
+# ending the day before END (default: the data set's own, the last day
+# make bench-load wrote as its BENCH_DIR.summary.json says, so counts
+# match the results files; else today, UTC); ARGS go to the program.
 # Only one process may open the engine's directory: the script refuses to
 # start while another one has it open.
 set -euo pipefail
@@ -18,6 +20,11 @@ BENCH_DIR=${BENCH_DIR:-$ROOT/.data/bench100m}
 RUNS=${RUNS:-5}
 DAYS=${DAYS:-30}
 PROJECT=${PROJECT:-1}
+if [ -z "${END:-}" ] && [ -f "$BENCH_DIR.summary.json" ]; then
+  # The summary's end is the first instant after the data: the load's END.
+  loaded_end=$(sed -n 's/.*"end":"\([0-9-]*\)T.*/\1/p' "$BENCH_DIR.summary.json")
+  [ -n "$loaded_end" ] && END=$(date -u -d "$loaded_end - 1 day" +%F)
+fi
 END=${END:-$(date -u +%F)}
 export INSIGHTD_CHDB_LIB=${INSIGHTD_CHDB_LIB:-$ROOT/.deps/chdb/libchdb.so}
 unset INSIGHTD_DATA_DIR DATABASE_URL

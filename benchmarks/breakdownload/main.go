@@ -90,12 +90,12 @@ func main() {
 		}
 	}
 
-	fmt.Println("| case | series | HTTP ms median (min-max) | CPU ms | case / plain median (min-max) | CPU case / plain | target | met |")
+	fmt.Println("| case | series | HTTP ms median (min-max) | CPU ms | case / plain median (min-max) | CPU case / plain median (min-max) | target | met |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for i, r := range rs {
 		ratio, cpuRatio, target, met := "1", "1", "", ""
 		if i > 0 {
-			ratio, cpuRatio = loaded.Ratios(r.ratio), fmt.Sprintf("%.2f", loaded.MedianOf(r.cpuRatio))
+			ratio, cpuRatio = loaded.Ratios(r.ratio), loaded.Ratios(r.cpuRatio)
 			target, met = "none set", ""
 			if r.c.target > 0 {
 				target, met = fmt.Sprintf("%.1fx", r.c.target), "no"

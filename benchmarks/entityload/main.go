@@ -142,7 +142,8 @@ func main() {
 	}
 	var recalc []time.Duration
 	for r := range *f.Runs {
-		for i := range pairs {
+		for k := range pairs {
+			i := (k + r) % len(pairs) // a different pair first in each round
 			// Take turns at going first, so that reading the columns
 			// first does not always land on the same way.
 			var e, p, ec, pc time.Duration
@@ -175,6 +176,7 @@ func main() {
 	}
 	fmt.Printf("\nrecalculating the property cohort (%d persons), calculate/ until the new version is read: %s ms (target 2000)\n",
 		planCount, loaded.Spread(recalc))
+	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 }
 
 // buyerIDs are the distinct ids of the persons whose plan is pro or

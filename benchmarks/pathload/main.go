@@ -12,8 +12,8 @@
 //
 // The warm-up round also records each statement's peak memory, polling
 // the engine's system.processes; the timed rounds do not poll. Each round
-// runs every case, each case the three ways in turn, a different way
-// first in each round. It prints per case and way the median wall time,
+// runs every case, a different case first, and each case the four ways in
+// turn (the floor too), way r mod 4 first in round r. It prints per case and way the median wall time,
 // its spread and the median process CPU time (the engine runs in this
 // process), the ratios HTTP / hand-written and generated / floor taken
 // round by round.
@@ -101,7 +101,9 @@ func main() {
 		}
 	}
 	for round := 0; round <= *f.Runs; round++ {
-		for i, r := range rs {
+		for k := range rs {
+			i := (k + round) % len(rs) // a different case first in each round
+			r := rs[i]
 			h, g, w, fl := &r.http, &r.gw, &r.hw, &r.fl
 			var stop func()
 			if round == 0 { // warm-up: peak memory, not timed

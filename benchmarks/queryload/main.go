@@ -116,7 +116,8 @@ func main() {
 	qw, rw := make([]way, len(cases)), make([]way, len(cases))
 	ratios := make([][]float64, len(cases))
 	for round := 0; round <= *f.Runs; round++ {
-		for i := range cases {
+		for k := range cases {
+			i := (k + round) % len(cases) // a different case first in each round
 			c := &cases[i]
 			var scratch way
 			q, r := &qw[i], &rw[i]
