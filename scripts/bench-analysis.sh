@@ -4,7 +4,7 @@
 # make bench-trends and make bench-funnels do. BENCH_DIR (default
 # .data/bench100m, made by make bench-load) must hold project PROJECT (1);
 # a fresh private PostgreSQL cluster is made for the run so that
-# bootstrapping gives that project id. RUNS (5) rounds, DAYS (30) days
+# bootstrapping gives that project id. RUNS (7) rounds, DAYS (30) days
 # ending the day before END (default: the data set's own, the last day
 # make bench-load wrote as its BENCH_DIR.summary.json says, so counts
 # match the results files; else today, UTC); ARGS go to the program.
@@ -17,7 +17,7 @@ BENCH_DIR=${BENCH_DIR:-}
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 BENCH_DIR=${BENCH_DIR:-$ROOT/.data/bench100m}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-7}
 DAYS=${DAYS:-30}
 PROJECT=${PROJECT:-1}
 if [ -z "${END:-}" ] && [ -f "$BENCH_DIR.summary.json" ]; then

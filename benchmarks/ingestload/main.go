@@ -1,15 +1,21 @@
 // Command ingestload measures event ingestion two ways in one process and
 // one run, alternating rounds so that both see the same machine noise:
 //
-//   - direct: -senders goroutines call Engine.InsertEvents with batches of
-//     -batch events, the ceiling (no HTTP, no JSON, no persons);
-//   - http: -senders goroutines POST the same-sized batches as JSON to
+//   - direct: -senders goroutines call Engine.InsertEvents with the same
+//     events, the ceiling (no HTTP, no JSON, no persons), in inserts of
+//     the size HTTP's group commit writes (-direct-batch 0: the writer's
+//     mean events a flush in the warm-up round), not of a request's size;
+//   - http: -senders goroutines POST batches of -batch events as JSON to
 //     /batch/ of an insightd server running in this process on a loopback
 //     port (parsing, persons, exactly-once, group commit).
 //
 // Request bodies and event batches are built before each round, so the
-// timing holds only the sending. It prints one markdown row per round and
-// the medians. It needs DATABASE_URL (an empty PostgreSQL database),
+// timing holds only the sending. An untimed warm-up round (HTTP, then
+// direct) comes first; then -rounds rounds, round r starting with mode r
+// mod 2. It prints one markdown row per round (with the HTTP writer's
+// events a flush in that round) and the median (min-max) of each column,
+// the ratio taken round by round, and the load average at the start and
+// the end. It needs DATABASE_URL (an empty PostgreSQL database),
 // INSIGHTD_CHDB_LIB, and INSIGHTD_DATA_DIR (a fresh directory).
 package main
 
@@ -27,7 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +51,8 @@ func main() {
 	batch := flag.Int("batch", 1000, "events per request / insert")
 	senders := flag.Int("senders", 8, "concurrent senders")
 	requests := flag.Int("requests", 100, "requests per round and mode")
-	rounds := flag.Int("rounds", 5, "rounds (each: direct, then http)")
+	rounds := flag.Int("rounds", 7, "timed rounds (each: both modes, a different one first), after a warm-up round")
+	directBatch := flag.Int("direct-batch", 0, "events per direct insert (0: HTTP's mean events a flush in the warm-up round)")
 	persons := flag.Int("persons", 20000, "distinct ids events are spread over")
 	withUUIDs := flag.Bool("uuids", true, "send a uuid with each event, as posthog-js does (exercises the retry check)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -67,14 +74,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*batch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile, *merges, *alter); err != nil {
+	if err := run(*batch, *directBatch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile, *merges, *alter); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestload:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string) error {
+func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	ocfg := olap.DefaultConfig()
@@ -129,57 +136,101 @@ func run(batch, senders, requests, rounds, persons int, withUUIDs bool, warmup t
 
 	const directTeam = 1 << 40 // not a project: the ceiling writes beside it
 	rng := rand.New(rand.NewPCG(7, 11))
-	fmt.Printf("%d senders, %d events a request, %d requests a round and mode, uuids sent: %v, %d distinct ids\n\n",
-		senders, batch, requests, withUUIDs, persons)
-	fmt.Println("| round | direct events/s | HTTP /batch/ events/s | HTTP / direct | direct CPU µs/event | HTTP CPU µs/event |")
-	fmt.Println("|---|---|---|---|---|---|")
-	var direct, viaHTTP, ratios, directCPU, httpCPU []float64
+	ws := srv.WriterStats()
+	n := requests * batch // events a round and mode
+	fmt.Printf("%d senders, %d events a request, %d requests a round and mode, uuids sent: %v, %d distinct ids; started %s, load average %s\n\n",
+		senders, batch, requests, withUUIDs, persons, time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
+
+	var direct, viaHTTP, ratios, directCPU, httpCPU, perFlush []float64
 	var sentHTTP int64
-	for r := 1; r <= rounds; r++ {
-		batches := make([][]olap.Event, requests)
-		for i := range batches {
-			batches[i] = events(rng, directTeam, batch, persons)
-		}
-		c0 := loaded.CPUTime()
-		d, err := timed(senders, requests, func(i int) error { return engine.InsertEvents(ctx, batches[i]) })
-		dc := loaded.CPUTime() - c0
-		if err != nil {
-			return fmt.Errorf("direct: %w", err)
-		}
-		bodies := make([][]byte, requests)
-		for i := range bodies {
-			if bodies[i], err = body(rng, boot.ProjectAPIToken, batch, persons, withUUIDs); err != nil {
-				return err
+	for r := 0; r <= rounds; r++ {
+		var d, h, dc, hc time.Duration
+		var flushEvents float64
+		runDirect := func() error {
+			size := directBatch
+			if size <= 0 {
+				size = batch // the warm-up round, before a flush size is known
 			}
-		}
-		if httpProfile != "" {
-			f, err := os.Create(fmt.Sprintf("%s.%d", httpProfile, r))
+			var batches [][]olap.Event
+			for left := n; left > 0; left -= size {
+				batches = append(batches, events(rng, directTeam, min(size, left), persons))
+			}
+			c0 := loaded.CPUTime()
+			var err error
+			d, err = timed(senders, len(batches), func(i int) error { return engine.InsertEvents(ctx, batches[i]) })
+			dc = loaded.CPUTime() - c0
 			if err != nil {
+				return fmt.Errorf("direct: %w", err)
+			}
+			return nil
+		}
+		runHTTP := func() error {
+			bodies := make([][]byte, requests)
+			for i := range bodies {
+				var err error
+				if bodies[i], err = body(rng, boot.ProjectAPIToken, batch, persons, withUUIDs); err != nil {
+					return err
+				}
+			}
+			if httpProfile != "" && r > 0 {
+				f, err := os.Create(fmt.Sprintf("%s.%d", httpProfile, r))
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			f0, e0 := ws.Flushes.Load(), ws.Events.Load()
+			c0 := loaded.CPUTime()
+			var err error
+			h, err = timed(senders, requests, func(i int) error { return post(client, url, bodies[i]) })
+			hc = loaded.CPUTime() - c0
+			if err != nil {
+				return fmt.Errorf("http: %w", err)
+			}
+			sentHTTP += int64(n)
+			if f := ws.Flushes.Load() - f0; f > 0 {
+				flushEvents = float64(ws.Events.Load()-e0) / float64(f)
+			}
+			return nil
+		}
+		modes := []func() error{runHTTP, runDirect} // the warm-up learns the flush size first
+		if r > 0 && r%2 == 1 {
+			modes = []func() error{runDirect, runHTTP}
+		}
+		for _, m := range modes {
+			if err := m(); err != nil {
 				return err
 			}
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
+		}
+		if r == 0 {
+			if directBatch <= 0 {
+				directBatch = max(1, int(flushEvents+0.5))
 			}
-			defer f.Close()
+			fmt.Printf("warm-up round (untimed): HTTP wrote %.0f events a flush; direct inserts of %d events\n\n", flushEvents, directBatch)
+			fmt.Println("| round | first | direct events/s | HTTP /batch/ events/s | HTTP / direct | direct CPU µs/event | HTTP CPU µs/event | HTTP events a flush |")
+			fmt.Println("|---|---|---|---|---|---|---|---|")
+			continue
 		}
-		c0 = loaded.CPUTime()
-		h, err := timed(senders, requests, func(i int) error { return post(client, url, bodies[i]) })
-		hc := loaded.CPUTime() - c0
-		if httpProfile != "" {
-			pprof.StopCPUProfile()
+		ev := float64(n)
+		direct, viaHTTP, ratios = append(direct, ev/d.Seconds()), append(viaHTTP, ev/h.Seconds()), append(ratios, d.Seconds()/h.Seconds())
+		directCPU, httpCPU = append(directCPU, float64(dc.Microseconds())/ev), append(httpCPU, float64(hc.Microseconds())/ev)
+		perFlush = append(perFlush, flushEvents)
+		first := "HTTP"
+		if r%2 == 1 {
+			first = "direct"
 		}
-		if err != nil {
-			return fmt.Errorf("http: %w", err)
-		}
-		sentHTTP += int64(requests * batch)
-		n := float64(requests * batch)
-		direct, viaHTTP, ratios = append(direct, n/d.Seconds()), append(viaHTTP, n/h.Seconds()), append(ratios, d.Seconds()/h.Seconds())
-		directCPU, httpCPU = append(directCPU, float64(dc.Microseconds())/n), append(httpCPU, float64(hc.Microseconds())/n)
-		fmt.Printf("| %d | %.0f | %.0f | %.2f | %.1f | %.1f |\n", r, n/d.Seconds(), n/h.Seconds(), d.Seconds()/h.Seconds(),
-			directCPU[len(directCPU)-1], httpCPU[len(httpCPU)-1])
+		fmt.Printf("| %d | %s | %.0f | %.0f | %.2f | %.1f | %.1f | %.0f |\n", r, first, ev/d.Seconds(), ev/h.Seconds(), d.Seconds()/h.Seconds(),
+			directCPU[len(directCPU)-1], httpCPU[len(httpCPU)-1], flushEvents)
 	}
-	fmt.Printf("| **median** | **%.0f** | **%.0f** | **%.2f** | **%.1f** | **%.1f** |\n\n", median(direct), median(viaHTTP), median(ratios),
-		median(directCPU), median(httpCPU))
+	spread := func(xs []float64, format string) string {
+		return fmt.Sprintf(format+" ("+format+"-"+format+")", loaded.MedianOf(xs), slices.Min(xs), slices.Max(xs))
+	}
+	fmt.Printf("| **median (min-max)** | | **%s** | **%s** | **%s** | **%s** | **%s** | **%s** |\n\n", spread(direct, "%.0f"), spread(viaHTTP, "%.0f"),
+		loaded.Ratios(ratios), spread(directCPU, "%.1f"), spread(httpCPU, "%.1f"), spread(perFlush, "%.0f"))
 
 	rows, err := engine.Query(ctx, querybuilder.Statement{
 		SQL:    "SELECT count() FROM events WHERE team_id = {team:Int64}",
@@ -204,11 +255,11 @@ FROM system.columns WHERE database = currentDatabase() AND table = 'events' AND 
 		return err
 	}
 	fmt.Printf("events.properties on disk: %v bytes compressed of %v\n", props.Data[0][0], props.Data[0][1])
-	ws := srv.WriterStats()
 	f := float64(ws.Flushes.Load())
 	ms := func(n int64) float64 { return float64(n) / f / 1e6 }
 	fmt.Printf("writer: %d flushes, %.0f events a flush; mean ms a flush: retry check %.1f, person resolution %.1f, person rows %.1f, events insert %.1f\n",
 		ws.Flushes.Load(), float64(ws.Events.Load())/f, ms(ws.CheckNanos.Load()), ms(ws.ResolveNanos.Load()), ms(ws.PersonsNanos.Load()), ms(ws.InsertNanos.Load()))
+	fmt.Printf("finished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 	return nil
 }
 
@@ -295,13 +346,4 @@ func body(rng *rand.Rand, token string, n, persons int, withUUIDs bool) ([]byte,
 		evs[i] = ev
 	}
 	return json.Marshal(map[string]any{"api_key": token, "batch": evs, "sent_at": now.Format(time.RFC3339Nano)})
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -45,7 +45,7 @@ func RegisterFlags(what string) *Flags {
 		DatabaseURL: flag.String("database-url", os.Getenv("DATABASE_URL"), "PostgreSQL of a fresh database (the project is bootstrapped there)"),
 		ChDBLib:     flag.String("chdb-lib", os.Getenv("INSIGHTD_CHDB_LIB"), "path of libchdb.so"),
 		Project:     flag.Int64("project", 1, "the loaded project id; the bootstrapped project must have it"),
-		Runs:        flag.Int("runs", 5, "timed rounds"),
+		Runs:        flag.Int("runs", 7, "timed rounds (at least 7: medians and ranges of fewer say little)"),
 		Days:        flag.Int("days", 30, "days in the "+what+": the last complete days before -end"),
 		End:         flag.String("end", time.Now().UTC().Format(time.DateOnly), "first day not in the range (YYYY-MM-DD)"),
 		Metrics:     flag.Bool("metrics", false, "also time each HTTP request on a second server with Prometheus metrics on, round by round with the one without"),
