@@ -71,6 +71,8 @@ func main() {
 		handR, funnelR, gfr []float64
 	}
 	limits := querybuilder.DefaultLimits()
+	firstBody, _ := json.Marshal(cases[0].body)
+	env.Cold(cases[0].name, "funnel/correlation", firstBody)
 	var rs []*runner
 	for _, c := range cases {
 		r := &runner{c: c}

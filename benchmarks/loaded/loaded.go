@@ -3,7 +3,10 @@
 // open the embedded engine's directory, so the program that times queries
 // straight on the engine also serves the HTTP endpoints it compares them
 // with. It also holds what every benchmark program shares: Median, Ms,
-// CPUTime and Check.
+// CPUTime and Check, and the method the results rest on (rounds.go):
+// ways timed round by round (Way), taking turns at going first (Rotate),
+// references and floors with their result discarded (Discard), ratios
+// taken within rounds (PerRound), medians with their range (Spread).
 package loaded
 
 import (

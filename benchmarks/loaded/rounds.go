@@ -103,3 +103,14 @@ func nonZero(ds []time.Duration) []time.Duration {
 	}
 	return out
 }
+
+// Cold times one request to the analysis route, meant as the first after
+// opening the engine (the migrations' checks aside, before anything else
+// reads the events), and prints it: the cost a restarted server's first
+// user pays, which the warm rounds leave out.
+func (e *Env) Cold(name, route string, body []byte) {
+	c0, t0 := CPUTime(), time.Now()
+	e.HTTPResult(route, body)
+	fmt.Printf("cold: the first request after opening the engine (%s over HTTP): %.0f ms, CPU %.0f ms\n\n",
+		name, Ms(time.Since(t0)), Ms(CPUTime()-c0))
+}

@@ -75,6 +75,9 @@ func main() {
 	// group-by state spills to disk (half the 4 GiB memory limit).
 	limits := querybuilder.DefaultLimits()
 	floorStmt := querybuilder.WithLimits(querybuilder.Statement{SQL: floor(last), Params: team}, limits)
+	first := benchCases(last)[0]
+	firstBody, _ := json.Marshal(first.body)
+	env.Cold(first.name, "path", firstBody)
 	var rs []*runner
 	for i, c := range benchCases(last) {
 		r := &runner{c: c}

@@ -64,10 +64,7 @@ func main() {
 	// Cold: the first request after opening the engine (the migrations'
 	// checks aside), before anything else reads the events.
 	firstBody, _ := json.Marshal(cases[0].body)
-	c0, t0 := loaded.CPUTime(), time.Now()
-	env.HTTPResult(cases[0].route, firstBody)
-	fmt.Printf("cold: the first request after opening the engine (%s over HTTP): %.0f ms, CPU %.0f ms\n\n",
-		cases[0].name, loaded.Ms(time.Since(t0)), loaded.Ms(loaded.CPUTime()-c0))
+	env.Cold(cases[0].name, cases[0].route, firstBody)
 	var rs []*runner
 	for _, c := range cases {
 		r := &runner{c: c}

@@ -184,10 +184,11 @@ func main() {
 	if env.MetricsURL != "" {
 		fmt.Println("\nMetrics cost: the same HTTP requests (refresh=true) on a server with Prometheus metrics off and on, in the same rounds (target: on / off within 1.02)")
 		fmt.Println()
-		fmt.Println("| trend | HTTP, metrics off ms | CPU ms | HTTP, metrics on ms | CPU ms | on / off, round by round |")
-		fmt.Println("|---|---|---|---|---|---|")
+		fmt.Println("| trend | HTTP, metrics off ms | CPU ms | HTTP, metrics on ms | CPU ms | on / off, round by round | CPU on / off, round by round |")
+		fmt.Println("|---|---|---|---|---|---|---|")
 		for _, r := range rs {
-			fmt.Printf("| %s | %s | %s | %s |\n", r.c.name, r.http.Cell(), r.mon.Cell(), loaded.RatiosOr(loaded.PerRound(r.mon.Wall, r.http.Wall)))
+			fmt.Printf("| %s | %s | %s | %s | %s |\n", r.c.name, r.http.Cell(), r.mon.Cell(), loaded.RatiosOr(loaded.PerRound(r.mon.Wall, r.http.Wall)),
+				loaded.RatiosOr(loaded.PerRound(r.mon.CPU, r.http.CPU)))
 		}
 	}
 	fmt.Printf("\nfinished %s, load average %s\n", time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
