@@ -70,16 +70,26 @@ func validated(t testing.TB, h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		var body []byte
+		// The body is copied as the server reads it (reading it first
+		// would change when the server sees a client go away); what the
+		// server left unread is read after it.
+		var copied bytes.Buffer
+		var tb *teeBody
 		if r.Body != nil {
-			var err error
-			if body, err = io.ReadAll(r.Body); err != nil {
-				t.Errorf("openapi harness: reading the request body: %v", err)
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			tb = &teeBody{ReadCloser: r.Body, to: &copied}
+			r.Body = tb
 		}
 		tee := &teeWriter{ResponseWriter: w}
 		h.ServeHTTP(tee, r)
+		if tb != nil {
+			if tb.err == nil && !tb.eof {
+				_, _ = io.Copy(io.Discard, tb)
+			}
+			if tb.err != nil && tb.err != io.EOF {
+				return // a body cut short: no request to check
+			}
+		}
+		body := copied.Bytes()
 		if msg := spec.check(r, body, tee); msg != "" {
 			t.Errorf("openapi: %s", msg)
 		}
@@ -227,4 +237,24 @@ func (w *teeWriter) code() int {
 func validatedServer(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	return httptest.NewServer(validated(t, h))
+}
+
+// teeBody copies what is read of a request body, and keeps its first
+// error other than the end.
+type teeBody struct {
+	io.ReadCloser
+	to  *bytes.Buffer
+	err error
+	eof bool
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.to.Write(p[:n])
+	if err == io.EOF {
+		b.eof = true
+	} else if err != nil && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
