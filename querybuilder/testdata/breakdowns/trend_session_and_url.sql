@@ -7,12 +7,12 @@ FROM (
                 SELECT toJSONString([if(empty(if(e.mat_session_id = '', '', toString(ss.sp_0))), {breakdown_null:String}, if(e.mat_session_id = '', '', toString(ss.sp_0))), if(empty(if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url))), {breakdown_null:String}, if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url)))]) AS breakdown_value
                 FROM events AS e
                 LEFT JOIN (
-                    SELECT session_id,
+                    SELECT session_key,
                         argMinIfMerge(entry_url) AS sp_0
                     FROM sessions
                     WHERE team_id = {team:Int64} AND day >= toDate({p1:DateTime64(6, 'UTC')}) AND day <= toDate({p2:DateTime64(6, 'UTC')})
-                    GROUP BY session_id
-                ) AS ss ON ss.session_id = e.mat_session_id
+                    GROUP BY session_key
+                ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
                 WHERE e.team_id = {team:Int64}
                   AND e.event = {p0:String}
                   AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
@@ -22,12 +22,12 @@ FROM (
             ), toJSONString([if(empty(if(e.mat_session_id = '', '', toString(ss.sp_0))), {breakdown_null:String}, if(e.mat_session_id = '', '', toString(ss.sp_0))), if(empty(if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url))), {breakdown_null:String}, if(empty(trim(TRAILING '/?#' FROM e.mat_current_url)), if(empty(e.mat_current_url), '', '/'), trim(TRAILING '/?#' FROM e.mat_current_url)))]), {breakdown_other:String}) AS breakdown
         FROM events AS e
         LEFT JOIN (
-            SELECT session_id,
+            SELECT session_key,
                 argMinIfMerge(entry_url) AS sp_0
             FROM sessions
             WHERE team_id = {team:Int64} AND day >= toDate({p1:DateTime64(6, 'UTC')}) AND day <= toDate({p2:DateTime64(6, 'UTC')})
-            GROUP BY session_id
-        ) AS ss ON ss.session_id = e.mat_session_id
+            GROUP BY session_key
+        ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}

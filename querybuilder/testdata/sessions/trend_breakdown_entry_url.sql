@@ -14,12 +14,12 @@ FROM (
                             if(e.mat_session_id = '', '', toString(ss.sp_0)) AS breakdown_raw
                         FROM events AS e
                         LEFT JOIN (
-                            SELECT session_id,
+                            SELECT session_key,
                                 argMinIfMerge(entry_url) AS sp_0
                             FROM sessions
                             WHERE team_id = {team:Int64} AND day >= toDate({p1:DateTime64(6, 'UTC')}) AND day <= toDate({p2:DateTime64(6, 'UTC')})
-                            GROUP BY session_id
-                        ) AS ss ON ss.session_id = e.mat_session_id
+                            GROUP BY session_key
+                        ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
                         WHERE e.team_id = {team:Int64}
                           AND e.event = {p0:String}
                           AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}

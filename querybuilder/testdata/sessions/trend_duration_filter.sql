@@ -10,12 +10,12 @@ FROM (
             FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
         ) AS po ON e.person_id = po.old_person_id
         LEFT JOIN (
-            SELECT session_id,
+            SELECT session_key,
                 dateDiff('second', min(min_timestamp), max(max_timestamp)) AS sp_0
             FROM sessions
             WHERE team_id = {team:Int64} AND day >= toDate({p2:DateTime64(6, 'UTC')}) AND day <= toDate({p3:DateTime64(6, 'UTC')})
-            GROUP BY session_id
-        ) AS ss ON ss.session_id = e.mat_session_id
+            GROUP BY session_key
+        ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
           AND ifNull(toFloat64OrNull(if(e.mat_session_id = '', '', toString(ss.sp_0))) > {p1:Float64}, 0)
