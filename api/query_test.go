@@ -123,7 +123,6 @@ func TestInsightNodesRefuseWhatTheyCannotHonour(t *testing.T) {
 		`{"kind": "InsightVizNode", "source": {"kind": "DataTableNode"}}`:                                      "query.source.kind",
 		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a", "math_hogql": "sum(1)"}]}`:    "query.series[0].math_hogql",
 		`{"kind": "TrendsQuery", "series": [{"kind": "DataWarehouseNode"}]}`:                                   "query.series[0].kind",
-		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "samplingFactor": 0.1}`:     "query.samplingFactor",
 		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "dateRnge": {}}`:            "query.dateRnge",
 		`{"kind": "TrendsQuery", "series": [], "trendsFilter": {"smoothingIntervals": 7}}`:                     "query.trendsFilter.smoothingIntervals",
 		`{"kind": "RetentionQuery", "retentionFilter": {"cumulative": true}}`:                                  "query.retentionFilter.cumulative",
