@@ -176,6 +176,12 @@ func (tb *trendsBuilder) breakdown(src source) string {
 	src.read = src.filterRead
 	if n := bd.bins(); n > 0 {
 		x = tb.binned(src, n)
+		if n+1 <= bd.Limit {
+			// Every bin and the null value are among the top values:
+			// no second read to rank them (with a session or person
+			// join, a second join held in memory at once).
+			return x
+		}
 	}
 	top := tb.selectFrom(src, []string{x + " AS breakdown_value"}, tb.timeCond(false)) +
 		"\nGROUP BY breakdown_value\nORDER BY count() DESC, breakdown_value\nLIMIT " +

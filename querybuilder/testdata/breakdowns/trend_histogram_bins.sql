@@ -3,7 +3,7 @@ FROM (
     SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(count()) AS value
     FROM (
         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-            if(if(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) IS NULL, {breakdown_null:String}, concat('[', toString(round((
+            if(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) IS NULL, {breakdown_null:String}, concat('[', toString(round((
                 SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
                 FROM events AS e
                 WHERE e.team_id = {team:Int64}
@@ -27,64 +27,7 @@ FROM (
                 WHERE e.team_id = {team:Int64}
                   AND e.event = {p0:String}
                   AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-            )))) + 1], 2)), ']')) IN (
-                SELECT if(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) IS NULL, {breakdown_null:String}, concat('[', toString(round((
-                        SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                        FROM events AS e
-                        WHERE e.team_id = {team:Int64}
-                          AND e.event = {p0:String}
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                    )[greatest(1, arrayFirstIndex(q -> toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) <= q, arrayPopFront((
-                        SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                        FROM events AS e
-                        WHERE e.team_id = {team:Int64}
-                          AND e.event = {p0:String}
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                    ))))], 2)), ',', toString(round((
-                        SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                        FROM events AS e
-                        WHERE e.team_id = {team:Int64}
-                          AND e.event = {p0:String}
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                    )[greatest(1, arrayFirstIndex(q -> toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) <= q, arrayPopFront((
-                        SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                        FROM events AS e
-                        WHERE e.team_id = {team:Int64}
-                          AND e.event = {p0:String}
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                    )))) + 1], 2)), ']')) AS breakdown_value
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                GROUP BY breakdown_value
-                ORDER BY count() DESC, breakdown_value
-                LIMIT {breakdown_limit:UInt32}
-            ), if(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) IS NULL, {breakdown_null:String}, concat('[', toString(round((
-                SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-            )[greatest(1, arrayFirstIndex(q -> toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) <= q, arrayPopFront((
-                SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-            ))))], 2)), ',', toString(round((
-                SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-            )[greatest(1, arrayFirstIndex(q -> toFloat64OrNull(JSONExtractString(e.properties, {p1:String})) <= q, arrayPopFront((
-                SELECT quantilesExactInclusive(0, 0.25, 0.5, 0.75, 1)(toFloat64OrNull(JSONExtractString(e.properties, {p1:String})))
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-            )))) + 1], 2)), ']')), {breakdown_other:String}) AS breakdown
+            )))) + 1], 2)), ']')) AS breakdown
         FROM events AS e
         WHERE e.team_id = {team:Int64}
           AND e.event = {p0:String}
@@ -92,9 +35,7 @@ FROM (
     )
     GROUP BY ts_bucket, breakdown
 )
--- breakdown_limit = 25
 -- breakdown_null = "$$_posthog_breakdown_null_$$"
--- breakdown_other = "$$_posthog_breakdown_other_$$"
 -- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
 -- p0 = "purchase"
