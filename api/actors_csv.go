@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"encoding/csv"
+	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -33,6 +35,10 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 	// as for any analysis.
 	limits := s.cfg.Limits
 	limits.MaxResultRows = 0
+	if e, ok := s.engine.(csvStreamer); ok {
+		s.exportCSV(c, e, p, querybuilder.WithLimits(stmt, limits), typ)
+		return
+	}
 	var w *csv.Writer
 	var record []string
 	start := func(header []string) error {
@@ -80,4 +86,48 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 	if err := w.Error(); err != nil {
 		s.log.Warn("actors export: writing the response", "request_id", c.GetString("request_id"), "err", err)
 	}
+}
+
+// csvStreamer is an engine that writes a statement's rows as CSV itself
+// (the embedded one: olap.Embedded.StreamCSV).
+type csvStreamer interface {
+	StreamCSV(ctx context.Context, stmt querybuilder.Statement, w io.Writer) (bool, error)
+}
+
+// exportCSV is exportActors through the engine's own CSV: its bytes go to
+// the response as they come, with no row decoded in Go (an export of
+// 600 000 persons spent most of its time decoding and re-encoding).
+func (s *Server) exportCSV(c *gin.Context, e csvStreamer, p *metadata.Project, stmt querybuilder.Statement, typ querybuilder.ActorType) {
+	w := &startOnWrite{c: c}
+	wrote, err := e.StreamCSV(userContext(c.Request.Context(), p.ID), stmt, w)
+	if err != nil {
+		if !wrote {
+			writeError(c, err)
+			return
+		}
+		s.log.Error("actors export failed part way", "request_id", c.GetString("request_id"), "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	if !wrote {
+		// No actors: the header of the kind's actor type.
+		cw := csv.NewWriter(w)
+		if err := cw.Write(querybuilder.ExportColumns(typ)); err == nil {
+			cw.Flush()
+		}
+	}
+}
+
+// startOnWrite sets the CSV answer's headers and status on its first write.
+type startOnWrite struct {
+	c       *gin.Context
+	started bool
+}
+
+func (w *startOnWrite) Write(b []byte) (int, error) {
+	if !w.started {
+		w.started = true
+		w.c.Header("Content-Type", "text/csv; charset=utf-8")
+		w.c.Status(http.StatusOK)
+	}
+	return w.c.Writer.Write(b)
 }
