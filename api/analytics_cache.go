@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/metrics"
+	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

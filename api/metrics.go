@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/insightd/insightd/metrics"
+	"github.com/insightd/insightd/olap/metrics"
 )
 
 // Metrics (Config.Metrics) are served at GET /metrics of the API, or with

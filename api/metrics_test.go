@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/insightd/insightd/metadata/metadatatest"
-	"github.com/insightd/insightd/metrics"
+	"github.com/insightd/insightd/olap/metrics"
 )
 
 // scrape reads GET /metrics into series: the text before each sample's

@@ -17,8 +17,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

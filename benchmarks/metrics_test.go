@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/insightd/insightd/metrics"
+	"github.com/insightd/insightd/olap/metrics"
 )
 
 // BenchmarkMetricsPerAnalysisRequest is what Prometheus metrics add to one

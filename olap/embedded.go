@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap/chdb"
+	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

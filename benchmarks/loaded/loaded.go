@@ -25,8 +25,8 @@ import (
 
 	"github.com/insightd/insightd/api"
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/metrics"
 	"github.com/insightd/insightd/olap"
+	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 
