@@ -62,25 +62,8 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 			}
 			return w.Write(record)
 		})
-	if err != nil {
-		if w == nil {
-			writeError(c, err)
-			return
-		}
-		// The status and part of the rows are out: end the response
-		// broken (no final chunk) so that the client cannot take what it
-		// got for the whole export.
-		s.log.Error("actors export failed part way", "request_id", c.GetString("request_id"), "err", err)
-		panic(http.ErrAbortHandler)
-	}
-	if w == nil {
-		// An empty result may come without its columns (a chunked
-		// reader names them with the first chunk of rows): the export
-		// of no actors is the header of the kind's actor type.
-		if err := start(querybuilder.ExportColumns(typ)); err != nil {
-			s.log.Warn("actors export: writing the response", "request_id", c.GetString("request_id"), "err", err)
-			return
-		}
+	if !s.endExport(c, w != nil, err, typ, start) {
+		return
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -100,21 +83,39 @@ type csvStreamer interface {
 func (s *Server) exportCSV(c *gin.Context, e csvStreamer, p *metadata.Project, stmt querybuilder.Statement, typ querybuilder.ActorType) {
 	w := &startOnWrite{c: c}
 	wrote, err := e.StreamCSV(userContext(c.Request.Context(), p.ID), stmt, w)
+	s.endExport(c, wrote, err, typ, func(header []string) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+// endExport ends an export whose rows are out (started) or not. An error
+// before the first row is the request's; one part way ends the response
+// broken (no final chunk) so that the client cannot take what it got for
+// the whole export. An export of no actors may come without its columns
+// (a chunked reader names them with the first chunk of rows): it is the
+// header of the kind's actor type, written by start. It answers whether
+// the export may finish normally.
+func (s *Server) endExport(c *gin.Context, started bool, err error, typ querybuilder.ActorType, start func(header []string) error) bool {
 	if err != nil {
-		if !wrote {
+		if !started {
 			writeError(c, err)
-			return
+			return false
 		}
 		s.log.Error("actors export failed part way", "request_id", c.GetString("request_id"), "err", err)
 		panic(http.ErrAbortHandler)
 	}
-	if !wrote {
-		// No actors: the header of the kind's actor type.
-		cw := csv.NewWriter(w)
-		if err := cw.Write(querybuilder.ExportColumns(typ)); err == nil {
-			cw.Flush()
+	if !started {
+		if err := start(querybuilder.ExportColumns(typ)); err != nil {
+			s.log.Warn("actors export: writing the response", "request_id", c.GetString("request_id"), "err", err)
+			return false
 		}
 	}
+	return true
 }
 
 // startOnWrite sets the CSV answer's headers and status on its first write.
