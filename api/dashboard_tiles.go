@@ -35,6 +35,9 @@ func (s *Server) tileSlots() int {
 type tileJob struct {
 	a    *analysis
 	outs []*insightJSON
+	// r and err are its answer, once runTileJobs has it.
+	r   *cachedResult
+	err error
 }
 
 // dashboardTiles renders d's tiles, each insight with its result for d as
@@ -44,7 +47,9 @@ type tileJob struct {
 // dashboard join the same computations (the cache's single flight)
 // instead of each starting different ones. A tile the engine fails keeps
 // a null result and a query_status saying why; the others still answer.
-func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) ([]tileJSON, error) {
+// The jobs are returned with their answers (renderedDashboard keeps
+// what they were).
+func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) ([]tileJSON, []*tileJob, error) {
 	var ids []int64
 	for _, t := range d.Tiles {
 		if t.InsightID.Valid {
@@ -53,7 +58,7 @@ func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *met
 	}
 	insights, err := s.store.InsightsByID(ctx, p.ID, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tiles := make([]tileJSON, 0, len(d.Tiles))
 	jobs := map[string]*tileJob{}
@@ -78,7 +83,7 @@ func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *met
 		tiles = append(tiles, tj)
 		a, err := s.savedAnalysis(ctx, p, i, d, &out)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if a == nil {
 			continue
@@ -92,14 +97,14 @@ func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *met
 		j.outs = append(j.outs, &out)
 	}
 	if err := s.runTileJobs(ctx, p, order, mode); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for k := range tiles {
 		if in := tiles[k].Insight; in != nil {
 			tiles[k].LastRefresh, tiles[k].IsCached = in.LastRefresh, in.IsCached
 		}
 	}
-	return tiles, nil
+	return tiles, order, nil
 }
 
 // runTileJobs answers every job, at most tileSlots at once.
@@ -119,6 +124,7 @@ func (s *Server) runTileJobs(ctx context.Context, p *metadata.Project, jobs []*t
 			defer func() { <-sem }()
 			// Each distinct computation runs under a query id of its own.
 			r, err := s.analysisResult(ctx, j.a.pol, mode, s.compute(j.a, projectQueryID(p.ID, uuid.NewString())))
+			j.r, j.err = r, err
 			for _, out := range j.outs {
 				if err := setSavedResult(j.a, r, err, out); err != nil {
 					s.tileFailed(ctx, p, err, out)

@@ -87,15 +87,39 @@ func (s *Server) createDashboard(c *gin.Context) {
 
 // getDashboard answers a dashboard with every tile's insight and its
 // result: cached ones when fresh, the others computed (refresh as for an
-// insight's retrieve).
+// insight's retrieve). A plain retrieve answers the dashboard's kept
+// answer when it is still the answer (dashboard_render.go).
 func (s *Server) getDashboard(c *gin.Context) {
 	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
 		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
 		return
 	}
-	if p, d, ok := s.pathDashboard(c); ok {
-		s.renderDashboard(c, http.StatusOK, p, d, insightRefreshMode(c.Query("refresh")))
+	mode := insightRefreshMode(c.Query("refresh"))
+	p, ok := s.pathInsightProject(c)
+	if !ok || (mode == refreshIfStale && s.answerRendered(c, p)) {
+		return
 	}
+	// The generations are read before anything the answer shows.
+	state, stateErr := s.store.RenderState(c.Request.Context(), p.ID, nil)
+	minute := time.Now().Truncate(clockPrecision)
+	p, d, ok := s.pathDashboard(c)
+	if !ok {
+		return
+	}
+	tiles, jobs, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	body, err := json.Marshal(dashboardJSON{dashboardBasicJSON: dashboardBasic(d), Tiles: tiles})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if mode == refreshIfStale && stateErr == nil {
+		s.keepRendered(p, d, body, state, minute, jobs)
+	}
+	c.Data(http.StatusOK, jsonContentType, body)
 }
 
 // updateDashboard applies any subset of the writeable fields and tiles;
@@ -140,7 +164,7 @@ func (s *Server) dashboardActivity(c *gin.Context) {
 }
 
 func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) {
-	tiles, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
+	tiles, _, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
 	if err != nil {
 		writeError(c, err)
 		return

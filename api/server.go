@@ -84,6 +84,8 @@ type Server struct {
 	ingest    *ingestClock
 	flights   flightGroup
 	lastPrune atomic.Int64
+	// renders keeps dashboards' latest answers (dashboard_render.go).
+	renders renderCache
 
 	// bg tracks work that outlives its request (a deleted project's
 	// events), so shutdown can wait for it.

@@ -1,0 +1,166 @@
+package api
+
+import (
+	lru "container/list"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap/metrics"
+)
+
+// renderCacheBytes bounds the memory the rendered dashboards keep; an
+// answer larger than a quarter of it is not kept.
+const renderCacheBytes = 64 << 20
+
+// jsonContentType is what gin's c.JSON answers with.
+const jsonContentType = "application/json; charset=utf-8"
+
+// renderedDashboard is a dashboard's answer as a retrieve wrote it, with
+// what it was made of, so that a later retrieve can tell with one round
+// trip to the store that it would write the same bytes, and write them
+// without reading or re-encoding any tile (a dashboard's answer is
+// mostly its results: hundreds of kilobytes of JSON). It is the same
+// answer when:
+//   - the project's and the users' render generations, read before any of
+//     the metadata it shows, have not moved (every change to insights,
+//     dashboards, tiles, actions, cohorts, group types, the project or a
+//     user moves one: migration 0007's triggers);
+//   - each distinct tile's result under its cache key is the one it
+//     showed (same computation time);
+//   - the clock is in the minute its cache keys were made in (relative
+//     ranges and dates make other keys in other minutes);
+//   - every result is still usable as a plain retrieve judges it: none
+//     stale yet, and no events since the earliest computation of a result
+//     whose range was open.
+//
+// Only answers whose every result came from the cache are kept: one that
+// computed a tile says is_cached false, which a later retrieve must not.
+type renderedDashboard struct {
+	project, dashboard int64
+	body               []byte
+	state              metadata.RenderState
+	keys               []string
+	// minute is the clock minute the keys were made in; staleAt the
+	// earliest result's stale_at; openFrom the earliest computation of a
+	// result whose range was open (zero: none was).
+	minute, staleAt, openFrom time.Time
+}
+
+// usable reports whether e's results would all still be answered from
+// the cache at now, given the project's last ingest.
+func (e *renderedDashboard) usable(now, lastIngest time.Time) bool {
+	return now.Truncate(clockPrecision).Equal(e.minute) && now.Before(e.staleAt) &&
+		(e.openFrom.IsZero() || !e.openFrom.Before(lastIngest))
+}
+
+// current reports whether the store still holds what e was made of.
+func (e *renderedDashboard) current(st *metadata.RenderState) bool {
+	return st.Project == e.state.Project && st.Users == e.state.Users && slices.Equal(st.Computed, e.state.Computed)
+}
+
+// renderCache keeps the latest rendered answer of the most recently
+// retrieved dashboards, at most renderCacheBytes of them. Its zero value
+// is ready.
+type renderCache struct {
+	mu    sync.Mutex
+	size  int
+	order lru.List // *renderedDashboard, most recently used first
+	byKey map[[2]int64]*lru.Element
+}
+
+func (c *renderCache) get(project, dashboard int64) *renderedDashboard {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.byKey[[2]int64{project, dashboard}]
+	if el == nil {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*renderedDashboard)
+}
+
+func (c *renderCache) put(e *renderedDashboard) {
+	if len(e.body) > renderCacheBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byKey == nil {
+		c.byKey = map[[2]int64]*lru.Element{}
+	}
+	k := [2]int64{e.project, e.dashboard}
+	if el := c.byKey[k]; el != nil {
+		c.size -= len(el.Value.(*renderedDashboard).body)
+		c.order.Remove(el)
+	}
+	c.byKey[k] = c.order.PushFront(e)
+	c.size += len(e.body)
+	for c.size > renderCacheBytes {
+		old := c.order.Remove(c.order.Back()).(*renderedDashboard)
+		delete(c.byKey, [2]int64{old.project, old.dashboard})
+		c.size -= len(old.body)
+	}
+}
+
+// answerRendered answers a plain retrieve of the path's dashboard with
+// its kept answer when that is still the answer; false when the retrieve
+// must render it.
+func (s *Server) answerRendered(c *gin.Context, p *metadata.Project) bool {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return false
+	}
+	e := s.renders.get(p.ID, id)
+	if e == nil || !e.usable(time.Now(), s.ingest.last(p.ID)) {
+		return false
+	}
+	start := time.Now()
+	st, err := s.store.RenderState(c.Request.Context(), p.ID, e.keys)
+	if err != nil || !e.current(st) {
+		return false
+	}
+	c.Data(http.StatusOK, jsonContentType, e.body)
+	if s.cfg.Metrics != nil {
+		for _, k := range e.keys {
+			s.cfg.Metrics.ObserveAnalysis(analysisKind(k), metrics.CacheHit, time.Since(start))
+		}
+	}
+	return true
+}
+
+// keepRendered keeps body, the answer of dashboard d of project p made
+// from jobs' results, after state was read and in the clock minute
+// minute, when every result came from the cache.
+func (s *Server) keepRendered(p *metadata.Project, d *metadata.Dashboard, body []byte, state *metadata.RenderState,
+	minute time.Time, jobs []*tileJob) {
+	if !time.Now().Truncate(clockPrecision).Equal(minute) {
+		return
+	}
+	e := &renderedDashboard{project: p.ID, dashboard: d.ID, body: body, state: *state, minute: minute,
+		staleAt: time.Now().Add(staleClosed)}
+	e.state.Computed = nil
+	for _, j := range jobs {
+		if j.err != nil || j.r == nil || !j.r.Cached {
+			return
+		}
+		e.keys = append(e.keys, j.a.pol.key)
+		e.state.Computed = append(e.state.Computed, j.r.ComputedAt.UnixMicro())
+		e.staleAt = earliest(e.staleAt, j.r.StaleAt)
+		if j.a.pol.open(j.r.ComputedAt) && (e.openFrom.IsZero() || j.r.ComputedAt.Before(e.openFrom)) {
+			e.openFrom = j.r.ComputedAt
+		}
+	}
+	s.renders.put(e)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
