@@ -2,6 +2,7 @@ package api
 
 import (
 	lru "container/list"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -38,8 +39,10 @@ const jsonContentType = "application/json; charset=utf-8"
 //     stale yet, and no events since the earliest computation of a result
 //     whose range was open.
 //
-// Only answers whose every result came from the cache are kept: one that
-// computed a tile says is_cached false, which a later retrieve must not.
+// A retrieve that computed tiles says is_cached false for them, which a
+// later retrieve must not: what is kept is its answer with them read as
+// cached, as a later retrieve would write it (the results are stored as
+// the text they were answered with, computed_at to the microsecond).
 type renderedDashboard struct {
 	project, dashboard int64
 	body               []byte
@@ -71,6 +74,34 @@ type renderCache struct {
 	size  int
 	order lru.List // *renderedDashboard, most recently used first
 	byKey map[[2]int64]*lru.Element
+	// rendering holds, for each dashboard a plain retrieve is rendering,
+	// a channel closed when it is done.
+	rendering map[[2]int64]chan struct{}
+}
+
+// begin claims the rendering of a dashboard: leader is true when the
+// caller renders it (and must call end), else done closes when the one
+// rendering it has finished.
+func (c *renderCache) begin(project, dashboard int64) (done <-chan struct{}, leader bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := [2]int64{project, dashboard}
+	if ch, ok := c.rendering[k]; ok {
+		return ch, false
+	}
+	if c.rendering == nil {
+		c.rendering = map[[2]int64]chan struct{}{}
+	}
+	c.rendering[k] = make(chan struct{})
+	return nil, true
+}
+
+func (c *renderCache) end(project, dashboard int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := [2]int64{project, dashboard}
+	close(c.rendering[k])
+	delete(c.rendering, k)
 }
 
 func (c *renderCache) get(project, dashboard int64) *renderedDashboard {
@@ -133,26 +164,43 @@ func (s *Server) answerRendered(c *gin.Context, p *metadata.Project) bool {
 	return true
 }
 
-// keepRendered keeps body, the answer of dashboard d of project p made
-// from jobs' results, after state was read and in the clock minute
-// minute, when every result came from the cache.
-func (s *Server) keepRendered(p *metadata.Project, d *metadata.Dashboard, body []byte, state *metadata.RenderState,
-	minute time.Time, jobs []*tileJob) {
+// keepRendered keeps the answer of dashboard d of project p, body,
+// rendered as tiles from jobs' results after state was read and in the
+// clock minute minute. When tiles were computed it is marshalled again
+// with them read as cached.
+func (s *Server) keepRendered(p *metadata.Project, d *metadata.Dashboard, tiles []tileJSON, body []byte,
+	state *metadata.RenderState, minute time.Time, jobs []*tileJob) {
 	if !time.Now().Truncate(clockPrecision).Equal(minute) {
 		return
 	}
 	e := &renderedDashboard{project: p.ID, dashboard: d.ID, body: body, state: *state, minute: minute,
 		staleAt: time.Now().Add(staleClosed)}
 	e.state.Computed = nil
+	computed := false
 	for _, j := range jobs {
-		if j.err != nil || j.r == nil || !j.r.Cached {
+		if j.err != nil || j.r == nil {
 			return
+		}
+		computed = computed || !j.r.Cached
+		for _, out := range j.outs {
+			out.IsCached = true
 		}
 		e.keys = append(e.keys, j.a.pol.key)
 		e.state.Computed = append(e.state.Computed, j.r.ComputedAt.UnixMicro())
 		e.staleAt = earliest(e.staleAt, j.r.StaleAt)
 		if j.a.pol.open(j.r.ComputedAt) && (e.openFrom.IsZero() || j.r.ComputedAt.Before(e.openFrom)) {
 			e.openFrom = j.r.ComputedAt
+		}
+	}
+	if computed {
+		for k := range tiles {
+			if in := tiles[k].Insight; in != nil {
+				tiles[k].IsCached = in.IsCached
+			}
+		}
+		var err error
+		if e.body, err = json.Marshal(dashboardJSON{dashboardBasicJSON: dashboardBasic(d), Tiles: tiles}); err != nil {
+			return
 		}
 	}
 	s.renders.put(e)

@@ -2,8 +2,11 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -73,20 +76,50 @@ func TestDashboardKeptAnswer(t *testing.T) {
 	}
 
 	t.Run("the kept answer is the rendered one, byte for byte", func(t *testing.T) {
-		f.getDashboard(t, id, "")
-		f.getDashboard(t, id, "")
+		// The first retrieve computes every tile (is_cached false); what
+		// it keeps is what a retrieve reading them from the cache writes.
+		exec(t, "DELETE FROM cached_results WHERE project_id = $1", team)
+		f.s.renders = renderCache{}
+		if in := tileNamed(f.getDashboard(t, id, ""), "closed"); in["is_cached"] != false {
+			t.Fatalf("is_cached %v after computing", in["is_cached"])
+		}
 		e := f.s.renders.get(team, id)
 		if e == nil {
 			t.Fatal("not kept")
 		}
 		kept := string(e.body)
-		f.s.renders = renderCache{} // the next retrieve renders
+		var k map[string]any
+		if err := json.Unmarshal(e.body, &k); err != nil {
+			t.Fatal(err)
+		}
+		if in := tileNamed(k, "closed"); in["is_cached"] != true {
+			t.Fatalf("kept is_cached %v", in["is_cached"])
+		}
+		f.s.renders = renderCache{} // the next retrieve renders from the cache
 		r := send(t, f, "GET", path, key, "")
 		if r.Code != http.StatusOK || r.Body.String() != kept {
 			t.Fatalf("rendered %d %.300s\nkept %.300s", r.Code, r.Body.String(), kept)
 		}
 		if r.Header().Get("Content-Type") != jsonContentType {
 			t.Fatalf("content type %q", r.Header().Get("Content-Type"))
+		}
+	})
+	t.Run("concurrent retrieves with nothing kept all answer the same", func(t *testing.T) {
+		f.s.renders = renderCache{}
+		bodies := make([]string, 8)
+		var wg sync.WaitGroup
+		for k := range bodies {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bodies[k] = send(t, f, "GET", path, key, "").Body.String()
+			}()
+		}
+		wg.Wait()
+		for _, b := range bodies {
+			if b != bodies[0] || !strings.Contains(b, `"tiles"`) {
+				t.Fatalf("answers differ:\n%.300s\n%.300s", b, bodies[0])
+			}
 		}
 	})
 	t.Run("an insight's edit", func(t *testing.T) {

@@ -96,8 +96,31 @@ func (s *Server) getDashboard(c *gin.Context) {
 	}
 	mode := insightRefreshMode(c.Query("refresh"))
 	p, ok := s.pathInsightProject(c)
-	if !ok || (mode == refreshIfStale && s.answerRendered(c, p)) {
+	if !ok {
 		return
+	}
+	if mode == refreshIfStale {
+		if s.answerRendered(c, p) {
+			return
+		}
+		// Concurrent plain retrieves wait for one rendering, then answer
+		// what it kept (or render themselves when it kept nothing).
+		if id, err := pathID(c, "id"); err == nil {
+			done, leader := s.renders.begin(p.ID, id)
+			if leader {
+				defer s.renders.end(p.ID, id)
+			} else {
+				select {
+				case <-done:
+				case <-c.Request.Context().Done():
+					writeError(c, c.Request.Context().Err())
+					return
+				}
+				if s.answerRendered(c, p) {
+					return
+				}
+			}
+		}
 	}
 	// The generations are read before anything the answer shows.
 	state, stateErr := s.store.RenderState(c.Request.Context(), p.ID, nil)
@@ -116,10 +139,10 @@ func (s *Server) getDashboard(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if mode == refreshIfStale && stateErr == nil {
-		s.keepRendered(p, d, body, state, minute, jobs)
-	}
 	c.Data(http.StatusOK, jsonContentType, body)
+	if mode == refreshIfStale && stateErr == nil {
+		s.keepRendered(p, d, tiles, body, state, minute, jobs)
+	}
 }
 
 // updateDashboard applies any subset of the writeable fields and tiles;
