@@ -51,9 +51,10 @@ type BreakdownProp struct {
 	// many events each (trends only); 0 for none.
 	Bins int `json:"histogram_bin_count,omitempty"`
 	// expr is a hogql breakdown's parsed expression (Property its text);
-	// readsPerson says it reads the event's person.
-	expr        hogql.Expr
-	readsPerson bool
+	// readsPerson says it reads the event's person, perEvent a field
+	// nearly unique per event (breakdownResolver).
+	expr                  hogql.Expr
+	readsPerson, perEvent bool
 	// GroupTypeIndex is the group type of a group property.
 	GroupTypeIndex *int `json:"group_type_index,omitempty"`
 }
@@ -322,16 +323,28 @@ func (bd *Breakdown) valueSQL(sc *scope) string {
 	for i, p := range bd.Props {
 		var x string
 		if p.expr != nil {
-			x = p.exprSQL(sc)
+			x = p.exprSQL(sc, nil)
 		} else {
 			x = p.text(sc)
 		}
-		if p.NormalizeURL {
-			// PostHog's normalisation: trailing /, ? and # go; / alone stays.
-			x = "if(empty(trim(TRAILING '/?#' FROM " + x + ")), if(empty(" + x + "), '', '/'), trim(TRAILING '/?#' FROM " + x + "))"
-		}
-		values[i] = nullBreakdown(x, sc.binder)
+		values[i] = p.value(x, sc.binder)
 	}
+	return joinValues(values)
+}
+
+// value is the property's breakdown value from its text x: a URL
+// normalized, an empty text BreakdownNull.
+func (p BreakdownProp) value(x string, b *binder) string {
+	if p.NormalizeURL {
+		// PostHog's normalisation: trailing /, ? and # go; / alone stays.
+		x = "if(empty(trim(TRAILING '/?#' FROM " + x + ")), if(empty(" + x + "), '', '/'), trim(TRAILING '/?#' FROM " + x + "))"
+	}
+	return nullBreakdown(x, b)
+}
+
+// joinValues is the breakdown value of the properties' values: the one
+// value, or the JSON text of their list.
+func joinValues(values []string) string {
 	if len(values) == 1 {
 		return values[0]
 	}

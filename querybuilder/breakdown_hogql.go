@@ -26,28 +26,49 @@ var eventFields = map[string]string{
 }
 
 // breakdownResolver maps an expression's fields to the event source's
-// SQL; readsPerson records a read of the event's person.
+// SQL; readsPerson records a read of the event's person, perEvent a read
+// of a field that is (nearly) unique per event (timestamp, uuid,
+// distinct_id, person_id, $session_id).
+//
+// With key set, the expression is computed after events are grouped by
+// the fields it reads (groupedBreakdown): each property, the event name
+// and elements_chain are registered with key as a grouping key, and the
+// expression reads the grouped result's column instead.
 type breakdownResolver struct {
 	sc          *scope
+	key         func(raw string, numeric bool) string
 	readsPerson bool
+	perEvent    bool
+}
+
+// grouped is a field that groups well read as key's column, or as itself
+// when the expression is computed per event.
+func (r *breakdownResolver) grouped(raw string) string {
+	if r.key == nil {
+		return raw
+	}
+	return r.key(raw, false)
 }
 
 func (r *breakdownResolver) Field(ref hogql.FieldRef, _ func(string, any) string) (string, error) {
 	ch := ref.Chain
 	switch {
 	case ref.Table != "":
+	case len(ch) == 1 && ch[0] == "event":
+		return r.grouped(eventFields["event"]), nil
 	case len(ch) == 1 && eventFields[ch[0]] != "":
+		r.perEvent = true
 		return eventFields[ch[0]], nil
 	case len(ch) == 1 && ch[0] == "person_id":
-		r.readsPerson = true
+		r.readsPerson, r.perEvent = true, true
 		return r.sc.personID(), nil
 	case len(ch) == 1 && ch[0] == "elements_chain":
-		return propertyText(r.sc, "event", elementsChainKey), nil
+		return r.grouped(propertyText(r.sc, "event", elementsChainKey)), nil
 	case len(ch) == 2 && ch[0] == "properties":
-		return "nullIf(" + propertyText(r.sc, "event", ch[1]) + ", '')", nil
+		return "nullIf(" + r.grouped(propertyText(r.sc, "event", ch[1])) + ", '')", nil
 	case len(ch) == 3 && ch[0] == "person" && ch[1] == "properties":
 		r.readsPerson = true
-		return "nullIf(" + propertyText(r.sc, "person", ch[2]) + ", '')", nil
+		return "nullIf(" + r.grouped(propertyText(r.sc, "person", ch[2])) + ", '')", nil
 	}
 	return "", &hogql.Error{Pos: -1, Msg: "field " + strings.Join(ch, ".") + " is not allowed; use properties.<key>, " +
 		"person.properties.<key>, event, timestamp, distinct_id, person_id, $session_id or elements_chain"}
@@ -57,16 +78,17 @@ func (r *breakdownResolver) Table(name string, _ func(string, any) string) (stri
 	return "", &hogql.Error{Pos: -1, Msg: "table " + name + " is not allowed here"}
 }
 
-// compileBreakdownExpr compiles an expression breakdown in scope sc: its
-// value as text ("" for NULL), and whether it reads the event's person.
-func compileBreakdownExpr(sc *scope, e hogql.Expr) (string, bool, error) {
-	r := &breakdownResolver{sc: sc}
+// compileBreakdownExpr compiles an expression breakdown in scope sc
+// (fields read through key when it is set, breakdownResolver): its value
+// as text ("" for NULL), and what the resolver saw it read.
+func compileBreakdownExpr(sc *scope, e hogql.Expr, key func(string, bool) string) (string, *breakdownResolver, error) {
+	r := &breakdownResolver{sc: sc, key: key}
 	c := &hogql.Compiler{Resolver: r, Bind: sc.bind, Only: hogql.BreakdownFunctions}
 	sql, err := c.Expr(e)
 	if err != nil {
-		return "", false, err
+		return "", r, err
 	}
-	return "ifNull(toString(" + sql + "), '')", r.readsPerson, nil
+	return "ifNull(toString(" + sql + "), '')", r, nil
 }
 
 // parseBreakdownExpr parses and checks an expression breakdown, compiling
@@ -80,7 +102,7 @@ func parseBreakdownExpr(prop *BreakdownProp) error {
 	}
 	scratch := &scope{binder: newBinder(), person: func(x string) string { return x },
 		personID: func() string { return "e.person_id" }}
-	_, person, err := compileBreakdownExpr(scratch, e)
+	_, r, err := compileBreakdownExpr(scratch, e, nil)
 	if err != nil {
 		return err
 	}
@@ -89,7 +111,7 @@ func parseBreakdownExpr(prop *BreakdownProp) error {
 	if err := hogql.CheckKinds(e, fieldKind); err != nil {
 		return err
 	}
-	prop.expr, prop.readsPerson = e, person
+	prop.expr, prop.readsPerson, prop.perEvent = e, r.readsPerson, r.perEvent
 	return nil
 }
 
@@ -106,12 +128,13 @@ func fieldKind(chain []string) hogql.Kind {
 	return hogql.KindString
 }
 
-// exprSQL is an expression breakdown's value as text in scope sc.
+// exprSQL is an expression breakdown's value as text in scope sc (its
+// fields read through key when set, breakdownResolver).
 // parseBreakdownExpr compiled the same expression with the same
 // resolver, so it cannot be refused here; were it, the value would be
 // the null breakdown rather than text of the input.
-func (p BreakdownProp) exprSQL(sc *scope) string {
-	sql, _, err := compileBreakdownExpr(sc, p.expr)
+func (p BreakdownProp) exprSQL(sc *scope, key func(string, bool) string) string {
+	sql, _, err := compileBreakdownExpr(sc, p.expr, key)
 	if err != nil {
 		return "''"
 	}

@@ -56,6 +56,32 @@ LEFT JOIN (
 	return sql.String()
 }
 
+// groupLookup is a group property of every group of type index as one
+// constant the engine computes once per statement, a tuple of three
+// arrays: the groups' keys, each key's value number, and the values by
+// number (1-based). A trend that groups events by transform(key, keys,
+// numbers, 0) first reads each event's group key through a small hash
+// table built once and groups by a number; only the grouped rows read
+// the value (arrayElement(values, number), empty for 0: no group, or one
+// never identified). On 22.6M events and 50 000 groups this cost 1.3x
+// the same trend by a materialized column, the groups join 1.8x (CPU).
+// The keys are grouped by value so that key and number come from the
+// same row: the statement depends on no order of rows.
+func groupLookup(sc *scope, index int, key string) string {
+	latest := "SELECT group_key, argMax(JSONExtractString(group_properties, " + sc.str(key) + "), version) AS v\n" +
+		"FROM " + sc.schema.Groups + " WHERE team_id = {team:Int64} AND group_type_index = " + sc.bind("UInt8", index) + "\nGROUP BY group_key"
+	byValue := "SELECT groupArray((keys, v)) AS byValue\nFROM (\n" + indent("SELECT v, groupArray(group_key) AS keys\nFROM (\n"+indent(latest)+"\n)\nGROUP BY v") + "\n)"
+	return "(\n" + indent("SELECT (arrayFlatten(arrayMap(x -> x.1, byValue)),\n"+
+		"    arrayFlatten(arrayMap((x, n) -> arrayWithConstant(length(x.1), n), byValue, arrayEnumerate(byValue))),\n"+
+		"    arrayMap(x -> x.2, byValue))\nFROM (\n"+indent(byValue)+"\n)") + "\n)"
+}
+
+// groupValueKey is the number of the value of a group property
+// (groupLookup) of the event's group of type index: 0 for none.
+func groupValueKey(lookup string, index int) string {
+	return "transform(" + groupColumns[index] + ", tupleElement(" + lookup + ", 1), tupleElement(" + lookup + ", 2), toUInt32(0))"
+}
+
 // groupText is a group property of the event's group of type index as
 // text (propertyText's group case).
 func groupText(sc *scope, index int, key string) string {

@@ -236,7 +236,7 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 		}
 		return tb.activeAggregate(idx, e, src, days)
 	}
-	if q.Breakdown.plain() && (e.Math == "total" || e.Math == "sum") {
+	if q.Breakdown.groupable() && (e.Math == "total" || e.Math == "sum") {
 		return tb.additiveBreakdown(idx, e, src)
 	}
 	// Only what varies is grouped by: a constant period or breakdown as
@@ -294,11 +294,13 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 }
 
 // additiveBreakdown is a total or sum broken down in one pass over the
-// events: the numbers are grouped by raw value first, then the values
-// are ranked by event count in the current period (a window over the
-// small grouped result) and all but the top ones add up into "other".
-// Maths that do not add up (distinct counts, quantiles) cannot fold
-// after grouping; they choose the top values first (breakdown).
+// events: the numbers are grouped by the raw columns the breakdown reads
+// first (groupedBreakdown), the breakdown value is computed per grouped
+// row, then the values are ranked by event count in the current period
+// (a window over the small grouped result) and all but the top ones add
+// up into "other". Maths that do not add up (distinct counts, quantiles)
+// cannot fold after grouping; they choose the top values first
+// (breakdown).
 func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, src source) string {
 	q := tb.q
 	var cols, group []string
@@ -320,20 +322,27 @@ func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, src source) str
 	// its LowCardinality type as the key, so grouping hashes dictionary
 	// indexes, and the replacement is not computed per event (together
 	// 12% of the 100M-event $browser breakdown).
-	cols = append(cols, q.Breakdown.rawSQL(&tb.s.scope)+" AS breakdown_raw")
-	group = append(group, "breakdown_raw")
-	sums, value := "count() AS c", "toFloat64(sum(c))"
+	g := q.Breakdown.grouped(&tb.s.scope)
+	keys, keyAggregates := g.groupKeys()
+	cols = append(cols, g.eventColumns()...)
+	sums, value := []string{"count() AS c"}, "toFloat64(sum(c))"
 	if e.Math == "sum" {
 		cols = append(cols, "toFloat64OrNull("+propertyText(&tb.s.scope, "event", e.MathProperty)+") AS v")
-		sums, value = "count() AS c, sum(v) AS s", aggregate("sum", "s")
+		sums, value = append(sums, "sum(v) AS s"), aggregate("sum", "s")
 	}
-	grouped := "SELECT " + strings.Join(group, ", ") + ", " + sums + "\nFROM (\n" + indent(tb.selectFrom(src, cols, tb.timeCond(true))) + "\n)" + groupBy(group)
-	named := "SELECT *, " + nullBreakdown("breakdown_raw", tb.s.binder) + " AS breakdown_value\nFROM (\n" + indent(grouped) + "\n)"
+	if len(cols) == 0 {
+		cols = append(cols, "1 AS one") // an expression of no field, over the whole range
+	}
+	outer := append([]string{}, group...)
+	group = append(group, keys...)
+	grouped := "SELECT " + strings.Join(append(append(append([]string{}, group...), keyAggregates...), sums...), ", ") + "\nFROM (\n" +
+		indent(tb.selectFrom(src, cols, tb.timeCond(true))) + "\n)" + groupBy(group)
+	named := "SELECT *, " + g.value + " AS breakdown_value\nFROM (\n" + indent(grouped) + "\n)" + g.collisionCheck()
 	withVolume := "SELECT *, " + volume + " OVER (PARTITION BY breakdown_value) AS volume\nFROM (\n" + indent(named) + "\n)"
 	ranked := "SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank\nFROM (\n" + indent(withVolume) + "\n)"
 	fold := "if(volume > 0 AND value_rank <= " + tb.s.named("breakdown_limit", "UInt32", q.Breakdown.Limit) + ", breakdown_value, " +
 		tb.s.named("breakdown_other", "String", BreakdownOther) + ")"
-	outer := append(group[:len(group)-1:len(group)-1], "breakdown")
+	outer = append(outer, "breakdown")
 	return "SELECT " + idx + " AS series, " + period + " AS period, " + fold + " AS breakdown, " + bucketOut + " AS bucket, " + value +
 		" AS value\nFROM (\n" + indent(ranked) + "\n)" + groupBy(outer)
 }

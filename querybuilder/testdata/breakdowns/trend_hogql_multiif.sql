@@ -1,22 +1,32 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(count()) AS value
+    SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(sum(c)) AS value
     FROM (
-        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-            if(if(empty(ifNull(toString(multiIf(((e.event = {p0:String}) AND (nullIf(e.mat_os, '') = {p1:String})), {p2:String}, (nullIf(e.mat_os, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')), {breakdown_null:String}, ifNull(toString(multiIf(((e.event = {p0:String}) AND (nullIf(e.mat_os, '') = {p1:String})), {p2:String}, (nullIf(e.mat_os, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')) IN (
-                SELECT if(empty(ifNull(toString(multiIf(((e.event = {p0:String}) AND (nullIf(e.mat_os, '') = {p1:String})), {p2:String}, (nullIf(e.mat_os, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')), {breakdown_null:String}, ifNull(toString(multiIf(((e.event = {p0:String}) AND (nullIf(e.mat_os, '') = {p1:String})), {p2:String}, (nullIf(e.mat_os, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')) AS breakdown_value
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                GROUP BY breakdown_value
-                ORDER BY count() DESC, breakdown_value
-                LIMIT {breakdown_limit:UInt32}
-            ), if(empty(ifNull(toString(multiIf(((e.event = {p0:String}) AND (nullIf(e.mat_os, '') = {p1:String})), {p2:String}, (nullIf(e.mat_os, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')), {breakdown_null:String}, ifNull(toString(multiIf(((e.event = {p0:String}) AND (nullIf(e.mat_os, '') = {p1:String})), {p2:String}, (nullIf(e.mat_os, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')), {breakdown_other:String}) AS breakdown
-        FROM events AS e
-        WHERE e.team_id = {team:Int64}
-          AND e.event = {p0:String}
-          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+        SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank
+        FROM (
+            SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
+            FROM (
+                SELECT *, if(empty(ifNull(toString(multiIf(((breakdown_raw = {p0:String}) AND (nullIf(breakdown_raw_1, '') = {p1:String})), {p2:String}, (nullIf(breakdown_raw_1, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')), {breakdown_null:String}, ifNull(toString(multiIf(((breakdown_raw = {p0:String}) AND (nullIf(breakdown_raw_1, '') = {p1:String})), {p2:String}, (nullIf(breakdown_raw_1, '') IN ({p3:String}, {p4:String})), {p5:String}, {p6:String})), '')) AS breakdown_value
+                FROM (
+                    SELECT ts_bucket, breakdown_hash, breakdown_hash_1, any(breakdown_key) AS breakdown_raw, min(breakdown_check) AS breakdown_check_min, max(breakdown_check) AS breakdown_check_max, any(breakdown_key_1) AS breakdown_raw_1, min(breakdown_check_1) AS breakdown_check_min_1, max(breakdown_check_1) AS breakdown_check_max_1, count() AS c
+                    FROM (
+                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+                            e.event AS breakdown_key,
+                            cityHash64(breakdown_key) AS breakdown_hash,
+                            sipHash64(breakdown_key) AS breakdown_check,
+                            e.mat_os AS breakdown_key_1,
+                            cityHash64(breakdown_key_1) AS breakdown_hash_1,
+                            sipHash64(breakdown_key_1) AS breakdown_check_1
+                        FROM events AS e
+                        WHERE e.team_id = {team:Int64}
+                          AND e.event = {p0:String}
+                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                    )
+                    GROUP BY ts_bucket, breakdown_hash, breakdown_hash_1
+                )
+                WHERE throwIf(breakdown_check_min != breakdown_check_max OR breakdown_check_min_1 != breakdown_check_max_1, 'two breakdown values share a 64-bit hash') = 0
+            )
+        )
     )
     GROUP BY ts_bucket, breakdown
 )

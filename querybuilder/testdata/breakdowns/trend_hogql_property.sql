@@ -1,22 +1,26 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(count()) AS value
+    SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(sum(c)) AS value
     FROM (
-        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-            if(if(empty(ifNull(toString(nullIf(e.mat_browser, '')), '')), {breakdown_null:String}, ifNull(toString(nullIf(e.mat_browser, '')), '')) IN (
-                SELECT if(empty(ifNull(toString(nullIf(e.mat_browser, '')), '')), {breakdown_null:String}, ifNull(toString(nullIf(e.mat_browser, '')), '')) AS breakdown_value
-                FROM events AS e
-                WHERE e.team_id = {team:Int64}
-                  AND e.event = {p0:String}
-                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                GROUP BY breakdown_value
-                ORDER BY count() DESC, breakdown_value
-                LIMIT {breakdown_limit:UInt32}
-            ), if(empty(ifNull(toString(nullIf(e.mat_browser, '')), '')), {breakdown_null:String}, ifNull(toString(nullIf(e.mat_browser, '')), '')), {breakdown_other:String}) AS breakdown
-        FROM events AS e
-        WHERE e.team_id = {team:Int64}
-          AND e.event = {p0:String}
-          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+        SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank
+        FROM (
+            SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
+            FROM (
+                SELECT *, if(empty(ifNull(toString(nullIf(breakdown_raw, '')), '')), {breakdown_null:String}, ifNull(toString(nullIf(breakdown_raw, '')), '')) AS breakdown_value
+                FROM (
+                    SELECT ts_bucket, breakdown_raw, count() AS c
+                    FROM (
+                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+                            e.mat_browser AS breakdown_raw
+                        FROM events AS e
+                        WHERE e.team_id = {team:Int64}
+                          AND e.event = {p0:String}
+                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                    )
+                    GROUP BY ts_bucket, breakdown_raw
+                )
+            )
+        )
     )
     GROUP BY ts_bucket, breakdown
 )
