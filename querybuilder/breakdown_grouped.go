@@ -20,6 +20,9 @@ import (
 type groupedBreakdown struct {
 	keys  []breakdownKey
 	value string
+	// with are the WITH clause's lookups of group values (groupLookup)
+	// the keys and the value read, as "lookup AS name".
+	with []string
 }
 
 // breakdownKey is one raw column a breakdown value is computed from: its
@@ -60,7 +63,7 @@ func (bd *Breakdown) grouped(sc *scope) *groupedBreakdown {
 		case p.Type == condGroup && p.GroupTypeIndex != nil:
 			// The groups join per event costs more than a lookup in a
 			// table of the groups built once (groupLookup).
-			lookup := groupLookup(sc, *p.GroupTypeIndex, p.Property)
+			lookup := g.lookup(groupLookup(sc, *p.GroupTypeIndex, p.Property))
 			x = "arrayElement(tupleElement(" + lookup + ", 3), " + g.key(groupValueKey(lookup, *p.GroupTypeIndex), true) + ")"
 		default:
 			x = g.key(p.text(sc), false)
@@ -81,6 +84,28 @@ func (g *groupedBreakdown) key(raw string, numeric bool) string {
 	}
 	g.keys = append(g.keys, breakdownKey{raw: raw, numeric: numeric})
 	return keyColumn("breakdown_raw", len(g.keys)-1)
+}
+
+// lookup names a lookup of group values in the WITH clause (once) and
+// returns its name.
+func (g *groupedBreakdown) lookup(sql string) string {
+	for i, w := range g.with {
+		if strings.HasPrefix(w, sql+" AS ") {
+			return keyColumn("breakdown_lookup", i)
+		}
+	}
+	g.with = append(g.with, sql+" AS "+keyColumn("breakdown_lookup", len(g.with)))
+	return keyColumn("breakdown_lookup", len(g.with)-1)
+}
+
+// withClause is the WITH clause of the statement's series ("" for none):
+// a lookup is a constant the engine computes once, read by name in the
+// subqueries below it.
+func (g *groupedBreakdown) withClause() string {
+	if len(g.with) == 0 {
+		return ""
+	}
+	return "WITH " + strings.Join(g.with, ",\n") + "\n"
 }
 
 // keyColumn names key i's columns: breakdown_raw, breakdown_raw_1...

@@ -343,7 +343,7 @@ func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, src source) str
 	fold := "if(volume > 0 AND value_rank <= " + tb.s.named("breakdown_limit", "UInt32", q.Breakdown.Limit) + ", breakdown_value, " +
 		tb.s.named("breakdown_other", "String", BreakdownOther) + ")"
 	outer = append(outer, "breakdown")
-	return "SELECT " + idx + " AS series, " + period + " AS period, " + fold + " AS breakdown, " + bucketOut + " AS bucket, " + value +
+	return g.withClause() + "SELECT " + idx + " AS series, " + period + " AS period, " + fold + " AS breakdown, " + bucketOut + " AS bucket, " + value +
 		" AS value\nFROM (\n" + indent(ranked) + "\n)" + groupBy(outer)
 }
 

@@ -1,0 +1,53 @@
+SELECT series, period, breakdown, bucket, value
+FROM (
+    WITH (
+        SELECT (arrayFlatten(arrayMap(x -> x.1, byValue)),
+            arrayFlatten(arrayMap((x, n) -> arrayWithConstant(length(x.1), n), byValue, arrayEnumerate(byValue))),
+            arrayMap(x -> x.2, byValue))
+        FROM (
+            SELECT groupArray((keys, v)) AS byValue
+            FROM (
+                SELECT v, groupArray(group_key) AS keys
+                FROM (
+                    SELECT group_key, argMax(JSONExtractString(group_properties, {p1:String}), version) AS v
+                    FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
+                    GROUP BY group_key
+                )
+                GROUP BY v
+            )
+        )
+    ) AS breakdown_lookup
+    SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(sum(c)) AS value
+    FROM (
+        SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank
+        FROM (
+            SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
+            FROM (
+                SELECT *, if(empty(arrayElement(tupleElement(breakdown_lookup, 3), breakdown_raw)), {breakdown_null:String}, arrayElement(tupleElement(breakdown_lookup, 3), breakdown_raw)) AS breakdown_value
+                FROM (
+                    SELECT ts_bucket, breakdown_raw, count() AS c
+                    FROM (
+                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+                            transform(e.mat_group_1, tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)) AS breakdown_raw
+                        FROM events AS e
+                        WHERE e.team_id = {team:Int64}
+                          AND e.event = {p0:String}
+                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                    )
+                    GROUP BY ts_bucket, breakdown_raw
+                )
+            )
+        )
+    )
+    GROUP BY ts_bucket, breakdown
+)
+-- breakdown_limit = 25
+-- breakdown_null = "$$_posthog_breakdown_null_$$"
+-- breakdown_other = "$$_posthog_breakdown_other_$$"
+-- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- p1 = "industry"
+-- p2 = 1
+-- team = 42
+-- tz = "Europe/Berlin"

@@ -1,0 +1,34 @@
+SELECT series, period, breakdown, bucket, value
+FROM (
+    SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(sum(c)) AS value
+    FROM (
+        SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank
+        FROM (
+            SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
+            FROM (
+                SELECT *, if(empty(ifNull(toString(lower(nullIf(breakdown_raw, ''))), '')), {breakdown_null:String}, ifNull(toString(lower(nullIf(breakdown_raw, ''))), '')) AS breakdown_value
+                FROM (
+                    SELECT ts_bucket, breakdown_raw, count() AS c
+                    FROM (
+                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+                            e.mat_browser AS breakdown_raw
+                        FROM events AS e
+                        WHERE e.team_id = {team:Int64}
+                          AND e.event = {p0:String}
+                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                    )
+                    GROUP BY ts_bucket, breakdown_raw
+                )
+            )
+        )
+    )
+    GROUP BY ts_bucket, breakdown
+)
+-- breakdown_limit = 25
+-- breakdown_null = "$$_posthog_breakdown_null_$$"
+-- breakdown_other = "$$_posthog_breakdown_other_$$"
+-- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
+-- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
+-- p0 = "$pageview"
+-- team = 42
+-- tz = "Europe/Berlin"
