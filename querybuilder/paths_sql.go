@@ -19,12 +19,15 @@ var pathsColumns = []string{"source", "target", "value", "average_conversion_tim
 //  2. per actor, the events sorted by (time, uuid) with arraySort, never
 //     relying on the order rows arrive in (with funnel paths, only those
 //     within the actor's step times);
-//  3. per path: the actor's events split at gaps of 30 minutes
-//     (arraySplit), runs of one item compacted to their last event, cut
-//     at the start and end points and to step_limit items;
+//  3. per path: the actor's events split at gaps of 30 minutes, runs of
+//     one item compacted to their last event, cut at the start and end
+//     points and to step_limit items;
 //  4. edges: each path's consecutive items as "{i}_{item}" pairs (ARRAY
 //     JOIN), counted and averaged, filtered by weight, ordered and
 //     limited. Unreachable edges are dropped when shaping (ShapePaths).
+//
+// Without start and end points, steps 3 and 4 work on each actor's whole
+// arrays (flatEdges); with one, on a row per path (paths).
 func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if q.clock.loc == nil {
 		return Statement{}, errors.New("querybuilder: paths needs a request that ParsePaths validated")
@@ -33,7 +36,12 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if err != nil {
 		return Statement{}, err
 	}
-	edges := q.edges(q.paths(s, perActor, false), false)
+	var edges string
+	if q.Start == "" && q.End == "" {
+		edges = q.flatEdges(s, perActor)
+	} else {
+		edges = "SELECT i, from_item, to_item, d\nFROM (\n" + indent(q.paths(s, perActor, false)) + "\n)\n" + edgesJoin
+	}
 	var having []string
 	if q.MinWeight > 0 {
 		having = append(having, "value >= "+s.bind("UInt64", uint64(q.MinWeight)))
@@ -41,14 +49,24 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if q.MaxWeight > 0 {
 		having = append(having, "value <= "+s.bind("UInt64", uint64(q.MaxWeight)))
 	}
-	sql := "SELECT source, target, count() AS value, avg(dt) AS average_conversion_time\nFROM (\n" + indent(edges) +
-		"\n)\nGROUP BY source, target"
+	// Edges are counted by (position, item, item) and named after: the
+	// "{i}_{item}" text is made once per edge counted, not once per path
+	// taking it.
+	counted := "SELECT i, from_item, to_item, count() AS value, avg(d / 1000) AS average_conversion_time\nFROM (\n" + indent(edges) +
+		"\n)\nGROUP BY i, from_item, to_item"
 	if len(having) > 0 {
-		sql += "\nHAVING " + strings.Join(having, " AND ")
+		counted += "\nHAVING " + strings.Join(having, " AND ")
 	}
-	sql += "\nORDER BY value DESC, source, target\nLIMIT " + s.bind("UInt64", uint64(q.EdgeLimit))
+	sql := "SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, value, average_conversion_time\nFROM (\n" +
+		indent(counted) + "\n)\nORDER BY value DESC, source, target\nLIMIT " + s.bind("UInt64", uint64(q.EdgeLimit))
 	return s.statement(sql), nil
 }
+
+// edgesJoin zips each path's consecutive items (p) and times (pt) into
+// its edges: position i, from_item, to_item and d, the microseconds
+// between them. Arrays of one length, so that no row's path is copied
+// once per edge.
+const edgesJoin = "ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d"
 
 // perActorSource resolves what depends on the facts and gives steps 1
 // and 2, the rows of each actor's sorted events (perActor, narrowed to
@@ -68,15 +86,44 @@ func (q *PathsQuery) perActorSource(f Facts) (*eventSource, string, error) {
 	return s, perActor, nil
 }
 
-// edges is step 4's rows before counting: one per edge a path takes,
-// with its source, target and time apart (dt, milliseconds), and with
-// actor the path's actor a. Each path's edges are zipped by ARRAY JOIN
-// over arrays of one length, so that no row's path is copied once per
-// edge.
+// edges is step 4's rows before counting, for the actors behind edges:
+// one per edge a path takes, with its source, target and time apart (dt,
+// milliseconds), and with actor the path's actor a.
 func (q *PathsQuery) edges(paths string, actor bool) string {
 	return "SELECT " + carried(actor) + "concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, d / 1000 AS dt\n" +
-		"FROM (\n" + indent(paths) + "\n)\n" +
-		"ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d"
+		"FROM (\n" + indent(paths) + "\n)\n" + edgesJoin
+}
+
+// flatEdges is steps 3 and 4 without start and end points, on each
+// actor's whole arrays rather than a row per path: most paths are one
+// event (a week of pageviews: 3.4 M paths of 5.4 M events, 0.34 M of
+// more than one item), and splitting them into rows cost more than the
+// rest of the statement. Per event: whether it starts a path (the first,
+// or 30 minutes after the one before) or ends one; kept if it ends its
+// path or the next item differs (a run keeps its last event); pos, its
+// position among its path's kept events. An edge runs from a kept event
+// at pos 1 to step_limit - 1 that does not end its path to the next kept
+// one (pos 2 to step_limit): filtered apart, the i-th from and the i-th
+// to are one edge. The columns are i (the from pos), from_item, to_item
+// and d (microseconds apart). The lambdas take only arrays as arguments:
+// one that reads another array of the row makes the engine copy that
+// array for every element.
+func (q *PathsQuery) flatEdges(s *eventSource, perActor string) string {
+	gap := fmt.Sprint(int64(pathSessionGapMins) * 60 * 1_000_000)
+	k := s.bind("UInt64", uint64(q.StepLimit))
+	marks := "SELECT arrayMap((d, j) -> j = 1 OR d >= " + gap + ", arrayDifference(ts), arrayEnumerate(ts)) AS starts,\n" +
+		"    arrayPushBack(arrayPopFront(starts), 1) AS ends,\n" +
+		"    arrayMap((x, y, e) -> e OR x != y, items, arrayShiftLeft(items, 1, ''), ends) AS keep,\n" +
+		"    arrayCumSum(keep) AS kept,\n" +
+		"    arrayMap((c, b) -> c - b, kept, arrayFill((x, st) -> st, arrayMap((c, x) -> c - x, kept, keep), starts)) AS pos,\n" +
+		"    arrayMap((x, p, e) -> x AND p < " + k + " AND NOT e, keep, pos, ends) AS from_mask,\n" +
+		"    arrayMap((x, p) -> x AND p >= 2 AND p <= " + k + ", keep, pos) AS to_mask,\n" +
+		"    arrayFilter((x, m) -> m, pos, from_mask) AS steps,\n" +
+		"    arrayFilter((x, m) -> m, items, from_mask) AS from_items, arrayFilter((x, m) -> m, items, to_mask) AS to_items,\n" +
+		"    arrayMap((x, y) -> x - y, arrayFilter((x, m) -> m, ts, to_mask), arrayFilter((x, m) -> m, ts, from_mask)) AS ds\n" +
+		"FROM (\n" + indent(perActor) + "\n)"
+	return "SELECT i, from_item, to_item, d\nFROM (\n" + indent(marks) + "\n)\n" +
+		"ARRAY JOIN steps AS i, from_items AS from_item, to_items AS to_item, ds AS d"
 }
 
 // carried is the actor column a step carries along when its rows serve
@@ -96,7 +143,9 @@ func carried(actor bool) string {
 // every row its branches' masks).
 func (q *PathsQuery) item(s *eventSource) string {
 	url := propertyText(&s.scope, "event", "$current_url")
-	page := fmt.Sprintf("if(length(%[1]s) > 1 AND endsWith(%[1]s, '/'), substring(%[1]s, 1, length(%[1]s) - 1), %[1]s)", url)
+	// One substring rather than if(…, substring(…), url): if copies
+	// every row's text a second time.
+	page := fmt.Sprintf("substring(%[1]s, 1, length(%[1]s) - (length(%[1]s) > 1 AND endsWith(%[1]s, '/')))", url)
 	screen := propertyText(&s.scope, "event", "$screen_name")
 	selective := q.Pageviews || q.Screens || q.AllCustom || len(q.CustomEvents) > 0
 	others := !selective || q.AllCustom || len(q.CustomEvents) > 0
@@ -154,11 +203,14 @@ func (q *PathsQuery) eventCond(s *eventSource) string {
 }
 
 // perActor is steps 1 and 2: columns a, and ts and items, the actor's
-// event times (microseconds) and items sorted by (time, uuid). The three
-// go into arrays of their own and are sorted by time alone unless two
-// events share a time: sorting by the (time, uuid) tuple, or carrying
-// tuples, costs a week of pageviews about 30% more. Only an actor with a
-// tie pays for the uuids' order.
+// event times (microseconds) and items sorted by (time, uuid). Two
+// arrays are grouped: the times, and each item behind its uuid's 16
+// bytes in the order its text reads (UUIDToNum: the order of
+// toUInt128(uuid)). A third array of uuids cost a week of pageviews more
+// than a quarter of the grouping; the prefix is cut off after it. Items
+// are sorted by time alone unless two events share a time: sorting by
+// tuples costs about 30% more. Only an actor with a tie pays for the
+// uuids' order, by (time, prefixed item).
 func (q *PathsQuery) perActor(s *eventSource) string {
 	actor, actorCond := s.actor(q.AggregationGroupTypeIndex)
 	sp := s.rangeSpan()
@@ -168,16 +220,16 @@ func (q *PathsQuery) perActor(s *eventSource) string {
 			where = append(where, c)
 		}
 	}
-	cols := append([]string{actor + " AS a", "toUnixTimestamp64Micro(e.timestamp) AS t", "toUInt128(e.uuid) AS u"}, q.itemColumns(s)...)
+	cols := append([]string{actor + " AS a", "toUnixTimestamp64Micro(e.timestamp) AS t", "e.uuid AS u"}, q.itemColumns(s)...)
 	events := s.selectFrom(cols, q.read(), where)
 	if len(q.Exclude) > 0 {
 		events = "SELECT a, t, u, item\nFROM (\n" + indent(events) + "\n)\nWHERE item NOT IN " + s.bind("Array(String)", q.Exclude)
 	}
-	grouped := "SELECT a, groupArray(t) AS t_arrival, groupArray(u) AS u_arrival, groupArray(item) AS i_arrival\nFROM (\n" +
+	grouped := "SELECT a, groupArray(t) AS t_arrival, groupArray(concat(UUIDToNum(u), item)) AS ui_arrival\nFROM (\n" +
 		indent(events) + "\n)\nGROUP BY a"
-	return "SELECT a, arraySort(t_arrival) AS ts,\n" +
+	return "SELECT a, arraySort(t_arrival) AS ts, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,\n" +
 		"    if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),\n" +
-		"        arraySort((x, t, u) -> (t, u), i_arrival, t_arrival, u_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items\n" +
+		"        arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items\n" +
 		"FROM (\n" + indent(grouped) + "\n)"
 }
 

@@ -12,16 +12,16 @@ FROM (
                 FROM (
                     SELECT a, path_items, path_ts
                     FROM (
-                        SELECT a, arraySort(t_arrival) AS ts,
+                        SELECT a, arraySort(t_arrival) AS ts, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
                             if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
-                                arraySort((x, t, u) -> (t, u), i_arrival, t_arrival, u_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
+                                arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
                         FROM (
-                            SELECT a, groupArray(t) AS t_arrival, groupArray(u) AS u_arrival, groupArray(item) AS i_arrival
+                            SELECT a, groupArray(t) AS t_arrival, groupArray(concat(UUIDToNum(u), item)) AS ui_arrival
                             FROM (
                                 SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                                     toUnixTimestamp64Micro(e.timestamp) AS t,
-                                    toUInt128(e.uuid) AS u,
-                                    multiIf(e.event = '$pageview', if(length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'), substring(e.mat_current_url, 1, length(e.mat_current_url) - 1), e.mat_current_url),
+                                    e.uuid AS u,
+                                    multiIf(e.event = '$pageview', substring(e.mat_current_url, 1, length(e.mat_current_url) - (length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'))),
                                             e.event = '$screen', e.mat_screen_name, e.event) AS item_clean,
                                     multiIf(item_clean LIKE {p0:String}, {p1:String}, item_clean) AS item
                                 FROM events AS e

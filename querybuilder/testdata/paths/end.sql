@@ -1,48 +1,51 @@
-SELECT source, target, count() AS value, avg(dt) AS average_conversion_time
+SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, value, average_conversion_time
 FROM (
-    SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, d / 1000 AS dt
+    SELECT i, from_item, to_item, count() AS value, avg(d / 1000) AS average_conversion_time
     FROM (
-        SELECT indexOf(items, {p2:String}) AS ei,
-            arraySlice(items, greatest(toInt64(ei) - {p1:UInt64} + 1, 1), least(ei, {p1:UInt64})) AS p,
-            arraySlice(times, greatest(toInt64(ei) - {p1:UInt64} + 1, 1), least(ei, {p1:UInt64})) AS pt
+        SELECT i, from_item, to_item, d
         FROM (
-            SELECT arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,
-                arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times
+            SELECT indexOf(items, {p2:String}) AS ei,
+                arraySlice(items, greatest(toInt64(ei) - {p1:UInt64} + 1, 1), least(ei, {p1:UInt64})) AS p,
+                arraySlice(times, greatest(toInt64(ei) - {p1:UInt64} + 1, 1), least(ei, {p1:UInt64})) AS pt
             FROM (
-                SELECT path_items, path_ts
+                SELECT arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,
+                    arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times
                 FROM (
-                    SELECT a, arraySort(t_arrival) AS ts,
-                        if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
-                            arraySort((x, t, u) -> (t, u), i_arrival, t_arrival, u_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
+                    SELECT path_items, path_ts
                     FROM (
-                        SELECT a, groupArray(t) AS t_arrival, groupArray(u) AS u_arrival, groupArray(item) AS i_arrival
+                        SELECT a, arraySort(t_arrival) AS ts, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
+                            if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
+                                arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
                         FROM (
-                            SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
-                                toUnixTimestamp64Micro(e.timestamp) AS t,
-                                toUInt128(e.uuid) AS u,
-                                multiIf(e.event = '$pageview', if(length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'), substring(e.mat_current_url, 1, length(e.mat_current_url) - 1), e.mat_current_url),
-                                        e.event = '$screen', e.mat_screen_name, e.event) AS item
-                            FROM events AS e
-                            LEFT JOIN (
-                                SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-                                FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
-                            ) AS po ON e.person_id = po.old_person_id
-                            WHERE e.team_id = {team:Int64}
-                              AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                              AND (NOT startsWith(e.event, '$') OR e.event IN {p0:Array(String)})
+                            SELECT a, groupArray(t) AS t_arrival, groupArray(concat(UUIDToNum(u), item)) AS ui_arrival
+                            FROM (
+                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                    toUnixTimestamp64Micro(e.timestamp) AS t,
+                                    e.uuid AS u,
+                                    multiIf(e.event = '$pageview', substring(e.mat_current_url, 1, length(e.mat_current_url) - (length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'))),
+                                            e.event = '$screen', e.mat_screen_name, e.event) AS item
+                                FROM events AS e
+                                LEFT JOIN (
+                                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                ) AS po ON e.person_id = po.old_person_id
+                                WHERE e.team_id = {team:Int64}
+                                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                  AND (NOT startsWith(e.event, '$') OR e.event IN {p0:Array(String)})
+                            )
+                            GROUP BY a
                         )
-                        GROUP BY a
                     )
+                    ARRAY JOIN arraySplit((x, d) -> d >= 1800000000, items, arrayDifference(ts)) AS path_items,
+                        arraySplit((x, d) -> d >= 1800000000, ts, arrayDifference(ts)) AS path_ts
                 )
-                ARRAY JOIN arraySplit((x, d) -> d >= 1800000000, items, arrayDifference(ts)) AS path_items,
-                    arraySplit((x, d) -> d >= 1800000000, ts, arrayDifference(ts)) AS path_ts
             )
+            WHERE ei > 0
         )
-        WHERE ei > 0
+        ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d
     )
-    ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack(p) AS from_item, arrayPopFront(p) AS to_item, arrayPopFront(arrayDifference(pt)) AS d
+    GROUP BY i, from_item, to_item
 )
-GROUP BY source, target
 ORDER BY value DESC, source, target
 LIMIT {p3:UInt64}
 -- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
