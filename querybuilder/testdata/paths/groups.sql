@@ -15,9 +15,10 @@ FROM (
                 arrayFilter((x, m) -> m, items, from_mask) AS from_items, arrayFilter((x, m) -> m, items, to_mask) AS to_items,
                 arrayMap((x, y) -> x - y, arrayFilter((x, m) -> m, ts, to_mask), arrayFilter((x, m) -> m, ts, from_mask)) AS ds
             FROM (
-                SELECT a, arraySort(t_arrival) AS ts, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
+                SELECT a, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
+                    arraySort((x, t) -> t, arrayZip(t_arrival, i_arrival), t_arrival) AS by_time, by_time.1 AS ts,
                     if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
-                        arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
+                        arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), by_time.2) AS items
                 FROM (
                     SELECT a, groupArray(t) AS t_arrival, groupArray(concat(UUIDToNum(u), item)) AS ui_arrival
                     FROM (

@@ -16,9 +16,10 @@ FROM (
                 FROM (
                     SELECT path_items, path_ts
                     FROM (
-                        SELECT a, arraySort(t_arrival) AS ts, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
+                        SELECT a, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
+                            arraySort((x, t) -> t, arrayZip(t_arrival, i_arrival), t_arrival) AS by_time, by_time.1 AS ts,
                             if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
-                                arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), arraySort((x, t) -> t, i_arrival, t_arrival)) AS items
+                                arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), by_time.2) AS items
                         FROM (
                             SELECT a, groupArray(t) AS t_arrival, groupArray(concat(UUIDToNum(u), item)) AS ui_arrival
                             FROM (
