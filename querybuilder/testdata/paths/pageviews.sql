@@ -15,7 +15,7 @@ FROM (
                 arrayFilter((x, m) -> m, items, from_mask) AS from_items, arrayFilter((x, m) -> m, items, to_mask) AS to_items,
                 arrayMap((x, y) -> x - y, arrayFilter((x, m) -> m, ts, to_mask), arrayFilter((x, m) -> m, ts, from_mask)) AS ds
             FROM (
-                SELECT a, arrayMap(x -> substring(x, 17), ui_arrival) AS i_arrival,
+                SELECT a, arrayMap(x -> substring(x, 17, length(x) - 16 - (length(x) > 17 AND endsWith(x, '/'))), ui_arrival) AS i_arrival,
                     arraySort((x, t) -> t, arrayZip(t_arrival, i_arrival), t_arrival) AS by_time, by_time.1 AS ts,
                     if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
                         arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), by_time.2) AS items
@@ -25,7 +25,7 @@ FROM (
                         SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
                             toUnixTimestamp64Micro(e.timestamp) AS t,
                             e.uuid AS u,
-                            substring(e.mat_current_url, 1, length(e.mat_current_url) - (length(e.mat_current_url) > 1 AND endsWith(e.mat_current_url, '/'))) AS item
+                            e.mat_current_url AS item
                         FROM events AS e
                         LEFT JOIN (
                             SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
