@@ -138,21 +138,18 @@ func (c *renderCache) put(e *renderedDashboard) {
 	}
 }
 
-// answerRendered answers a plain retrieve of the path's dashboard with
-// its kept answer when that is still the answer; false when the retrieve
-// must render it.
-func (s *Server) answerRendered(c *gin.Context, p *metadata.Project) bool {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return false
-	}
-	e := s.renders.get(p.ID, id)
-	if e == nil || !e.usable(time.Now(), s.ingest.last(p.ID)) {
+// answerRendered answers a plain retrieve of dashboard id of project
+// project with its kept answer when that is still the answer and the
+// caller may see the project (checked in the same round trip); false when
+// the retrieve must render it (or answer why not).
+func (s *Server) answerRendered(c *gin.Context, project, id int64) bool {
+	e := s.renders.get(project, id)
+	if e == nil || !e.usable(time.Now(), s.ingest.last(project)) {
 		return false
 	}
 	start := time.Now()
-	st, err := s.store.RenderState(c.Request.Context(), p.ID, e.keys)
-	if err != nil || !e.current(st) {
+	st, err := s.store.RenderState(c.Request.Context(), project, principal(c).User.ID, e.keys)
+	if err != nil || !st.Member || !e.current(st) {
 		return false
 	}
 	c.Data(http.StatusOK, jsonContentType, e.body)

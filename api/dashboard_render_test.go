@@ -204,6 +204,17 @@ func TestDashboardKeptAnswer(t *testing.T) {
 			rendered(t, q)
 		}
 	})
+	t.Run("a user no longer a member", func(t *testing.T) {
+		mark(t)
+		exec(t, "DELETE FROM memberships WHERE user_id = $1", f.a.UserID)
+		if st, out := call(t, f.h, "GET", path, key, nil); st != http.StatusNotFound {
+			t.Fatalf("after leaving the organization: %d %v", st, out)
+		}
+		exec(t, "INSERT INTO memberships (organization_id, user_id, level) VALUES ($1, $2, 15)", f.a.OrganizationID, f.a.UserID)
+		if got := f.getDashboard(t, id, ""); got["name"] != "served kept" {
+			t.Fatalf("the kept answer is not served to a member again: name %v", got["name"])
+		}
+	})
 	t.Run("another organization's key, a deleted dashboard", func(t *testing.T) {
 		mark(t)
 		if st, out := call(t, f.h, "GET", path, f.b.PersonalAPIKey, nil); st != http.StatusNotFound {

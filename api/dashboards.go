@@ -95,35 +95,35 @@ func (s *Server) getDashboard(c *gin.Context) {
 		return
 	}
 	mode := insightRefreshMode(c.Query("refresh"))
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return
-	}
-	if mode == refreshIfStale {
-		if s.answerRendered(c, p) {
+	project, perr := pathID(c, "project_id")
+	id, ierr := pathID(c, "id")
+	if mode == refreshIfStale && perr == nil && ierr == nil {
+		if s.answerRendered(c, project, id) {
 			return
 		}
 		// Concurrent plain retrieves wait for one rendering, then answer
 		// what it kept (or render themselves when it kept nothing).
-		if id, err := pathID(c, "id"); err == nil {
-			done, leader := s.renders.begin(p.ID, id)
-			if leader {
-				defer s.renders.end(p.ID, id)
-			} else {
-				select {
-				case <-done:
-				case <-c.Request.Context().Done():
-					writeError(c, c.Request.Context().Err())
-					return
-				}
-				if s.answerRendered(c, p) {
-					return
-				}
+		done, leader := s.renders.begin(project, id)
+		if leader {
+			defer s.renders.end(project, id)
+		} else {
+			select {
+			case <-done:
+			case <-c.Request.Context().Done():
+				writeError(c, c.Request.Context().Err())
+				return
+			}
+			if s.answerRendered(c, project, id) {
+				return
 			}
 		}
 	}
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return
+	}
 	// The generations are read before anything the answer shows.
-	state, stateErr := s.store.RenderState(c.Request.Context(), p.ID, nil)
+	state, stateErr := s.store.RenderState(c.Request.Context(), p.ID, principal(c).User.ID, nil)
 	minute := time.Now().Truncate(clockPrecision)
 	p, d, ok := s.pathDashboard(c)
 	if !ok {
