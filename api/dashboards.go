@@ -82,7 +82,7 @@ func (s *Server) createDashboard(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	s.renderDashboard(c, http.StatusCreated, p, d, refreshNever)
+	s.renderDashboard(c, http.StatusCreated, p, d)
 }
 
 // getDashboard answers a dashboard with every tile's insight and its
@@ -118,12 +118,13 @@ func (s *Server) getDashboard(c *gin.Context) {
 			}
 		}
 	}
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return
+	// The generations are read before anything the answer shows (a
+	// malformed path keeps nothing; pathDashboard answers it).
+	var state *metadata.RenderState
+	stateErr := perr
+	if perr == nil {
+		state, stateErr = s.store.RenderState(c.Request.Context(), project, principal(c).User.ID, nil)
 	}
-	// The generations are read before anything the answer shows.
-	state, stateErr := s.store.RenderState(c.Request.Context(), p.ID, principal(c).User.ID, nil)
 	minute := time.Now().Truncate(clockPrecision)
 	p, d, ok := s.pathDashboard(c)
 	if !ok {
@@ -168,7 +169,7 @@ func (s *Server) updateDashboard(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	s.renderDashboard(c, http.StatusOK, p, d, refreshNever)
+	s.renderDashboard(c, http.StatusOK, p, d)
 }
 
 // deleteDashboard refuses hard deletion, as for insights.
@@ -186,8 +187,10 @@ func (s *Server) dashboardActivity(c *gin.Context) {
 	}
 }
 
-func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) {
-	tiles, _, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
+// renderDashboard answers a created or updated dashboard with its tiles'
+// cached results only (nothing computes).
+func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project, d *metadata.Dashboard) {
+	tiles, _, err := s.dashboardTiles(c.Request.Context(), p, d, refreshNever)
 	if err != nil {
 		writeError(c, err)
 		return
