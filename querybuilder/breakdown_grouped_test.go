@@ -24,16 +24,20 @@ func TestGroupedBreakdownGoldenSQL(t *testing.T) {
 }
 
 // TestGroupedBreakdownsOnlyWhereTheyAddUp: a breakdown is computed after
-// grouping only for totals and sums, and only when grouping shrinks the
-// events: not an expression of a per-event field, not distinct counts,
-// not cohorts or bins.
+// grouping only for totals, sums and distinct counts (their sets of
+// actors merge), and only when grouping shrinks the events: not an
+// expression of a per-event field, not quantiles, per-actor maths or
+// cumulative distinct counts, not cohorts or bins.
 func TestGroupedBreakdownsOnlyWhereTheyAddUp(t *testing.T) {
 	for body, grouped := range map[string]bool{
 		hogqlTrend("lower(properties.$browser)", ""):                                                                           true,
 		hogqlTrend("concat(event, properties.$os)", ""):                                                                        true,
 		hogqlTrend("concat(distinct_id, properties.$os)", ""):                                                                  false,
 		hogqlTrend("toString(timestamp)", ""):                                                                                  false,
-		hogqlTrend("lower(properties.$browser)", `, "math": "dau"`):                                                            false,
+		hogqlTrend("lower(properties.$browser)", `, "math": "dau"`):                                                            true,
+		hogqlTrend("lower(properties.$browser)", `, "math": "median", "math_property": "n"`):                                   false,
+		hogqlTrend("lower(properties.$browser)", `, "math": "avg_count_per_actor"`):                                            false,
+		`{"events": [{"id": "a", "math": "dau"}], "breakdown": "b", "display": "ActionsLineGraphCumulative"}`:                  false,
 		`{"events": [{"id": "a"}], "breakdown": "n", "breakdown_histogram_bin_count": 3}`:                                      false,
 		`{"events": [{"id": "a"}], "breakdown": ["all"], "breakdown_type": "cohort"}`:                                          false,
 		`{"events": [{"id": "a", "math": "sum", "math_property": "n"}], "breakdowns": [{"property": "a"}, {"property": "b"}]}`: true,

@@ -236,8 +236,8 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 		}
 		return tb.activeAggregate(idx, e, src, days)
 	}
-	if q.Breakdown.groupable() && (e.Math == "total" || e.Math == "sum") {
-		return tb.additiveBreakdown(idx, e, src)
+	if q.Breakdown.groupable() && (e.Math == "total" || e.Math == "sum" || distinctMath[e.Math] && !q.cumulative()) {
+		return tb.foldedBreakdown(idx, e, src)
 	}
 	// Only what varies is grouped by: a constant period or breakdown as
 	// a grouping key would cost the engine its fast fixed-width hashing.
@@ -293,15 +293,20 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 	return head + bucketOut + " AS bucket, " + value + " AS value\nFROM (\n" + indent(inner) + "\n)" + groupBy(group)
 }
 
-// additiveBreakdown is a total or sum broken down in one pass over the
-// events: the numbers are grouped by the raw columns the breakdown reads
-// first (groupedBreakdown), the breakdown value is computed per grouped
-// row, then the values are ranked by event count in the current period
-// (a window over the small grouped result) and all but the top ones add
-// up into "other". Maths that do not add up (distinct counts, quantiles)
-// cannot fold after grouping; they choose the top values first
-// (breakdown).
-func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, src source) string {
+// foldedBreakdown is a total, sum or distinct count broken down in one
+// pass over the events: the numbers are grouped by the raw columns the
+// breakdown reads first (groupedBreakdown), the breakdown value is
+// computed per grouped row, then the values are ranked by event count in
+// the current period (a window over the small grouped result) and all but
+// the top ones fold into "other". Counts and sums add up; a distinct
+// count keeps each grouped row's set of actors (uniqExactState) and
+// merges the sets of the rows that fold together, so an actor seen under
+// two values that both fold into "other" counts once there. Ranking first
+// and counting after (breakdown) read the events twice and computed the
+// value per event: a 30-day DAU by $browser on the 100M-event set took
+// 2.27x the CPU of DAU alone, 1.5-1.7x this way. Quantiles and per-actor
+// maths do not fold; cumulative distinct counts count first buckets.
+func (tb *trendsBuilder) foldedBreakdown(idx string, e Entity, src source) string {
 	q := tb.q
 	var cols, group []string
 	bucketOut, period := "''", "0"
@@ -326,9 +331,13 @@ func (tb *trendsBuilder) additiveBreakdown(idx string, e Entity, src source) str
 	keys, keyAggregates := g.groupKeys()
 	cols = append(cols, g.eventColumns()...)
 	sums, value := []string{"count() AS c"}, "toFloat64(sum(c))"
-	if e.Math == "sum" {
+	switch {
+	case e.Math == "sum":
 		cols = append(cols, "toFloat64OrNull("+propertyText(&tb.s.scope, "event", e.MathProperty)+") AS v")
 		sums, value = append(sums, "sum(v) AS s"), aggregate("sum", "s")
+	case distinctMath[e.Math]:
+		cols = append(cols, tb.actor(e)+" AS actor")
+		sums, value = append(sums, "uniqExactState(actor) AS u"), "toFloat64(uniqExactMerge(u))"
 	}
 	if len(cols) == 0 {
 		cols = append(cols, "1 AS one") // an expression of no field, over the whole range
