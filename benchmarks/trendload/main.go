@@ -58,6 +58,8 @@ func cases(from, to string) []trendCase {
 			`SELECT toDate(timestamp) AS d, uniqExact(person_id) FROM events WHERE ` + where + ` GROUP BY d`},
 		{"$browser breakdown", base(map[string]any{"events": pv, "breakdown": "$browser"}),
 			`SELECT mat_browser, toDate(timestamp) AS d, count() FROM events WHERE ` + where + ` GROUP BY mat_browser, d`},
+		{"daily active users by $browser", base(map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "dau"}}, "breakdown": "$browser"}),
+			`SELECT mat_browser, toDate(timestamp) AS d, uniqExact(person_id) FROM events WHERE ` + where + ` GROUP BY mat_browser, d`},
 		{"person property filter (plan = pro)", base(map[string]any{"events": pv,
 			"properties": []any{map[string]any{"key": "plan", "value": "pro", "operator": "exact", "type": "person"}}}),
 			`SELECT toDate(timestamp) AS d, count() FROM events WHERE ` + where + `
