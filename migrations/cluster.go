@@ -53,7 +53,7 @@ var ClusterTables = map[string]ClusterTable{
 	"ingest_checkpoint":  {},
 	"cohort_people":      {},
 	"groups":             {},
-	"event_group_keys":   {},
+	"group_keys":         {},
 	"schema_migrations":  {},
 }
 

@@ -21,8 +21,8 @@ type Schema struct {
 	CohortPeople string
 	// Groups holds every version of every group ($groupidentify).
 	Groups string
-	// GroupKeys holds the group keys events carry, per group type, kept
-	// from events by a materialized view (the group lookup's check).
+	// GroupKeys holds every group key seen per group type, on events or
+	// in groups, kept by materialized views (the group lookup's check).
 	GroupKeys string
 	// Sessions holds each session's partial aggregates per day, kept from
 	// events by a materialized view (session properties).
@@ -45,7 +45,7 @@ func DefaultSchema() Schema {
 		EventUUIDs:       "event_uuids",
 		CohortPeople:     "cohort_people",
 		Groups:           "groups",
-		GroupKeys:        "event_group_keys",
+		GroupKeys:        "group_keys",
 		Sessions:         "sessions",
 		IngestCheckpoint: "ingest_checkpoint",
 	}

@@ -9,24 +9,15 @@ FROM (
             FROM (
                 SELECT v, groupArray(cityHash64(group_key)) AS keys
                 FROM (
-                    SELECT group_key, argMax(JSONExtractString(group_properties, {p1:String}), version) AS v
-                    FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-                    GROUP BY group_key
+                    SELECT group_key, JSONExtractString(group_properties, {p1:String}) AS v
+                    FROM groups FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
                 )
                 GROUP BY v
             )
         )
         WHERE throwIf((
             SELECT count() != uniqExact(cityHash64(group_key))
-            FROM (
-                SELECT group_key
-                FROM (
-                    SELECT group_key FROM event_group_keys WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-                    UNION ALL
-                    SELECT group_key FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-                )
-                GROUP BY group_key
-            )
+            FROM group_keys FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
         ), 'two group keys share a 64-bit hash') = 0
     ) AS breakdown_lookup
     SELECT 0 AS series, period AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, ifNotFinite(toFloat64(ifNull(sum(s), 0)), 0) AS value
