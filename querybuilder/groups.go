@@ -74,7 +74,8 @@ LEFT JOIN (
 // checks it over every key ever seen on events of the type or
 // in its groups (Schema.GroupKeys, kept by materialized views) and fails
 // (throwIf) rather than count an event under another group's value. An
-// event stored after the check read the keys, with a key never seen
+// event stored after the check read the keys (or, on a cluster, before
+// replication brought its key to the node), with a key never seen
 // before, escapes it only if its 64-bit hash equals a group key's: the
 // odds collisionCheck accepts.
 //
