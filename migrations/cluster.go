@@ -53,6 +53,7 @@ var ClusterTables = map[string]ClusterTable{
 	"ingest_checkpoint":  {},
 	"cohort_people":      {},
 	"groups":             {},
+	"group_keys":         {},
 	"schema_migrations":  {},
 }
 

@@ -302,8 +302,10 @@ func (e *Embedded) Insert(ctx context.Context, t Table, rows [][]any) error {
 func (e *Embedded) insert(ctx context.Context, t Table, n int, data []byte) error {
 	return e.run(ctx, func(c *chdb.Conn, tag string) error {
 		written, err := c.Insert(tag+t.insertSQL(), "RowBinary", nil, data)
-		// Inserts into events also write the sessions view's rows.
-		if err == nil && (written < uint64(n) || written != uint64(n) && t.name != e.schema.Events) {
+		// Inserts into events also write the sessions and group keys
+		// views' rows, inserts into groups the group keys view's.
+		views := t.name == e.schema.Events || t.name == e.schema.Groups
+		if err == nil && (written < uint64(n) || written != uint64(n) && !views) {
 			err = fmt.Errorf("inserted %d of %d rows into %s", written, n, t.name)
 		}
 		return err

@@ -79,6 +79,7 @@ func clusterCorpus(t *testing.T) []corpusCase {
 		"trend session breakdown":  `{"events":[{"id":"a"}],"breakdown":"$entry_current_url","breakdown_type":"session","date_from":"-14d"}`,
 		"trend session filter":     `{"events":[{"id":"a","math":"dau"}],"properties":[{"key":"$session_duration","value":60,"operator":"gt","type":"session"}],"date_from":"-14d"}`,
 		"trend person breakdown":   `{"events":[{"id":"b","math":"dau"}],"breakdown":"$browser","date_from":"-14d"}`,
+		"trend group breakdown":    `{"events":[{"id":"a"}],"breakdown":"industry","breakdown_type":"group","breakdown_group_type_index":1,"date_from":"-14d"}`,
 		"trend unique weekly":      `{"events":[{"id":"a","math":"weekly_active"}],"date_from":"-14d"}`,
 		"trend numeric bins":       `{"events":[{"id":"a"}],"breakdown":"n","breakdown_histogram_bin_count":3,"date_from":"-14d"}`,
 		"trend formula":            `{"events":[{"id":"a"},{"id":"c"}],"formula":"A/B","date_from":"-14d"}`,

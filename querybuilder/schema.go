@@ -21,6 +21,9 @@ type Schema struct {
 	CohortPeople string
 	// Groups holds every version of every group ($groupidentify).
 	Groups string
+	// GroupKeys holds every group key seen per group type, on events or
+	// in groups, kept by materialized views (the group lookup's check).
+	GroupKeys string
 	// Sessions holds each session's partial aggregates per day, kept from
 	// events by a materialized view (session properties).
 	Sessions string
@@ -42,6 +45,7 @@ func DefaultSchema() Schema {
 		EventUUIDs:       "event_uuids",
 		CohortPeople:     "cohort_people",
 		Groups:           "groups",
+		GroupKeys:        "group_keys",
 		Sessions:         "sessions",
 		IngestCheckpoint: "ingest_checkpoint",
 	}
@@ -52,7 +56,7 @@ func DefaultSchema() Schema {
 // schema with a team_id belongs here.
 func (s Schema) TeamTables() []string {
 	s = s.orDefault()
-	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups, s.Sessions}
+	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups, s.Sessions, s.GroupKeys}
 }
 
 // orDefault is s, or the default layout when s was left empty (tests and

@@ -8,5 +8,6 @@
 # key of the loaded events (with an industry property) into the groups
 # table; later runs find them. The other settings (BENCH_DIR, RUNS, DAYS,
 # END, PROJECT): scripts/bench-analysis.sh. RUNS defaults to 7 here.
+# Arguments go to the program (-cases REGEXP times only some cases).
 export RUNS=${RUNS:-7}
-exec "$(dirname "$0")/bench-analysis.sh" breakdownload
+exec "$(dirname "$0")/bench-analysis.sh" breakdownload "$@"

@@ -7,15 +7,18 @@ FROM (
         FROM (
             SELECT groupArray((keys, v)) AS byValue
             FROM (
-                SELECT v, groupArray(group_key) AS keys
+                SELECT v, groupArray(cityHash64(group_key)) AS keys
                 FROM (
-                    SELECT group_key, argMax(JSONExtractString(group_properties, {p1:String}), version) AS v
-                    FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-                    GROUP BY group_key
+                    SELECT group_key, JSONExtractString(group_properties, {p1:String}) AS v
+                    FROM groups FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
                 )
                 GROUP BY v
             )
         )
+        WHERE throwIf((
+            SELECT count() != uniqExact(cityHash64(group_key))
+            FROM group_keys FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
+        ), 'two group keys share a 64-bit hash') = 0
     ) AS breakdown_lookup
     SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExactMerge(u)) AS value
     FROM (
@@ -28,7 +31,7 @@ FROM (
                     SELECT ts_bucket, breakdown_raw, count() AS c, uniqExactState(actor) AS u
                     FROM (
                         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                            transform(e.mat_group_0, tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)) AS breakdown_raw,
+                            transform(cityHash64(e.mat_group_0), tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)) AS breakdown_raw,
                             e.mat_group_1 AS actor
                         FROM events AS e
                         WHERE e.team_id = {team:Int64}
