@@ -20,11 +20,14 @@ type distinctEvent struct {
 }
 
 // TestDistinctCountsBrokenDownAgainstGo: unique users, sessions and
-// groups broken down by an event property, daily with compare, against
-// the same counts computed in Go. These fold each grouped row's set of
-// actors (foldedBreakdown): with a limit of two, several browsers fold
-// into "other", where an actor seen under two of them counts once, and
-// the values rank by event count, not by actors.
+// groups broken down by an event property, daily with compare and over
+// the whole range (a table), against the same counts computed in Go.
+// These fold each grouped row's set of actors (foldedBreakdown): with a
+// small limit, several browsers fold into "other", where an actor seen
+// under two of them counts once. Values rank by the events the series
+// reads: those with an actor (an event without a session or a company is
+// not read by that series); the limits are chosen so that ranking by all
+// events would give other top values.
 func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 	env := newFunnelEnv(t)
 	rng := rand.New(rand.NewSource(42))
@@ -69,18 +72,18 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 			func(e distinctEvent) string { return e.person }, 25},
 		{"unique users, all but two browsers folded into other", map[string]any{"id": "$pageview", "math": "dau"},
 			func(e distinctEvent) string { return e.person }, 2},
-		{"unique sessions, all but two browsers folded into other", map[string]any{"id": "$pageview", "math": "unique_session"},
-			func(e distinctEvent) string { return e.session }, 2},
+		{"unique sessions, all but four browsers folded into other", map[string]any{"id": "$pageview", "math": "unique_session"},
+			func(e distinctEvent) string { return e.session }, 4},
 		{"unique companies, all but three browsers folded into other",
 			map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 0},
 			func(e distinctEvent) string { return e.company }, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Values rank by the current period's events (ties to the
-			// smaller value), whether or not they have an actor.
+			// Values rank by the current period's events the series
+			// reads (ties to the smaller value).
 			volume := map[string]int{}
 			for _, e := range ref {
-				if e.day == 2 || e.day == 3 {
+				if (e.day == 2 || e.day == 3) && tc.actor(e) != "" {
 					volume[orRefNull(e.browser)]++
 				}
 			}
@@ -143,6 +146,46 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("\n got %v\nwant %v", got, want)
+			}
+
+			// Over the whole current range (a table): each actor once
+			// per value, however many days they were seen.
+			whole := map[string]map[string]bool{}
+			for _, e := range ref {
+				a := tc.actor(e)
+				if (e.day != 2 && e.day != 3) || a == "" {
+					continue
+				}
+				v := orRefNull(e.browser)
+				if !top[v] {
+					v = refOther
+				}
+				if whole[v] == nil {
+					whole[v] = map[string]bool{}
+				}
+				whole[v][a] = true
+			}
+			wantTable := map[string]float64{}
+			for v, set := range whole {
+				wantTable[v] = float64(len(set))
+			}
+			delete(body, "compare")
+			body["display"] = "ActionsTable"
+			var rows []struct {
+				BreakdownValue  json.RawMessage `json:"breakdown_value"`
+				AggregatedValue float64         `json:"aggregated_value"`
+			}
+			p.result(t, "trend", body, &rows)
+			gotTable := map[string]float64{}
+			for _, r := range rows {
+				var value any
+				if err := json.Unmarshal(r.BreakdownValue, &value); err != nil {
+					t.Fatalf("breakdown_value %s: %v", r.BreakdownValue, err)
+				}
+				gotTable[fmt.Sprint(value)] = r.AggregatedValue
+			}
+			if !reflect.DeepEqual(gotTable, wantTable) {
+				t.Errorf("as a table:\n got %v\nwant %v", gotTable, wantTable)
 			}
 		})
 	}

@@ -52,9 +52,11 @@ type BreakdownProp struct {
 	Bins int `json:"histogram_bin_count,omitempty"`
 	// expr is a hogql breakdown's parsed expression (Property its text);
 	// readsPerson says it reads the event's person, perEvent a field
-	// nearly unique per event (breakdownResolver).
-	expr                  hogql.Expr
-	readsPerson, perEvent bool
+	// nearly unique per event (breakdownResolver). fewValues says it
+	// reads only columns of few distinct values (fewValueProperties, the
+	// event name).
+	expr                             hogql.Expr
+	readsPerson, perEvent, fewValues bool
 	// GroupTypeIndex is the group type of a group property.
 	GroupTypeIndex *int `json:"group_type_index,omitempty"`
 }
@@ -176,6 +178,9 @@ func parseBreakdownProp(p Params, prefix, keyName, typeName, normName, binsName 
 			pr.add(attrOr(prefix, typeName), "%s%s must be one of event, person, cohort, group, session, hogql; got %q", prefix, typeName, t)
 		}
 	}
+	if prop.Type == "event" {
+		prop.fewValues = fewValueProperties[prop.Property]
+	}
 	prop.NormalizeURL = p.boolean(normName, local)
 	if n, present := p.integer(binsName, local); present && n != 0 {
 		switch {
@@ -283,6 +288,20 @@ func (bd *Breakdown) uses(typ string) bool {
 		}
 	}
 	return false
+}
+
+// fewValues reports whether every property of the breakdown has few
+// distinct values (BreakdownProp.fewValues).
+func (bd *Breakdown) fewValues() bool {
+	if bd == nil {
+		return false
+	}
+	for _, p := range bd.Props {
+		if !p.fewValues {
+			return false
+		}
+	}
+	return true
 }
 
 // multi reports a breakdown by several properties, whose value is their

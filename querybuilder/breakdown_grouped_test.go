@@ -25,22 +25,27 @@ func TestGroupedBreakdownGoldenSQL(t *testing.T) {
 
 // TestGroupedBreakdownsOnlyWhereTheyAddUp: a breakdown is computed after
 // grouping only for totals, sums and distinct counts (their sets of
-// actors merge), and only when grouping shrinks the events: not an
-// expression of a per-event field, not quantiles, per-actor maths or
-// cumulative distinct counts, not cohorts or bins.
+// actors merge; only over columns of few values), and only when grouping
+// shrinks the events: not an expression of a per-event field, not
+// quantiles, per-actor maths or cumulative distinct counts, not cohorts
+// or bins.
 func TestGroupedBreakdownsOnlyWhereTheyAddUp(t *testing.T) {
 	for body, grouped := range map[string]bool{
-		hogqlTrend("lower(properties.$browser)", ""):                                                                           true,
-		hogqlTrend("concat(event, properties.$os)", ""):                                                                        true,
-		hogqlTrend("concat(distinct_id, properties.$os)", ""):                                                                  false,
-		hogqlTrend("toString(timestamp)", ""):                                                                                  false,
-		hogqlTrend("lower(properties.$browser)", `, "math": "dau"`):                                                            true,
-		hogqlTrend("lower(properties.$browser)", `, "math": "median", "math_property": "n"`):                                   false,
-		hogqlTrend("lower(properties.$browser)", `, "math": "avg_count_per_actor"`):                                            false,
-		`{"events": [{"id": "a", "math": "dau"}], "breakdown": "b", "display": "ActionsLineGraphCumulative"}`:                  false,
-		`{"events": [{"id": "a"}], "breakdown": "n", "breakdown_histogram_bin_count": 3}`:                                      false,
-		`{"events": [{"id": "a"}], "breakdown": ["all"], "breakdown_type": "cohort"}`:                                          false,
-		`{"events": [{"id": "a", "math": "sum", "math_property": "n"}], "breakdowns": [{"property": "a"}, {"property": "b"}]}`: true,
+		hogqlTrend("lower(properties.$browser)", ""):                                                                                    true,
+		hogqlTrend("concat(event, properties.$os)", ""):                                                                                 true,
+		hogqlTrend("concat(distinct_id, properties.$os)", ""):                                                                           false,
+		hogqlTrend("toString(timestamp)", ""):                                                                                           false,
+		hogqlTrend("lower(properties.$browser)", `, "math": "dau"`):                                                                     true,
+		hogqlTrend("lower(properties.plan)", `, "math": "dau"`):                                                                         false,
+		`{"events": [{"id": "a", "math": "dau"}], "breakdown": "$browser"}`:                                                             true,
+		`{"events": [{"id": "a", "math": "unique_session"}], "breakdown": "plan"}`:                                                      false,
+		`{"events": [{"id": "a", "math": "dau"}], "breakdown": "industry", "breakdown_type": "group", "breakdown_group_type_index": 0}`: false,
+		hogqlTrend("lower(properties.$browser)", `, "math": "median", "math_property": "n"`):                                            false,
+		hogqlTrend("lower(properties.$browser)", `, "math": "avg_count_per_actor"`):                                                     false,
+		`{"events": [{"id": "a", "math": "dau"}], "breakdown": "b", "display": "ActionsLineGraphCumulative"}`:                           false,
+		`{"events": [{"id": "a"}], "breakdown": "n", "breakdown_histogram_bin_count": 3}`:                                               false,
+		`{"events": [{"id": "a"}], "breakdown": ["all"], "breakdown_type": "cohort"}`:                                                   false,
+		`{"events": [{"id": "a", "math": "sum", "math_property": "n"}], "breakdowns": [{"property": "a"}, {"property": "b"}]}`:          true,
 	} {
 		p, err := ParseBody([]byte(body))
 		if err != nil {

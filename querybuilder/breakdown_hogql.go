@@ -39,6 +39,9 @@ type breakdownResolver struct {
 	key         func(raw string, numeric bool) string
 	readsPerson bool
 	perEvent    bool
+	// manyValues records a read of a field that may have many distinct
+	// values (all but the event name and fewValueProperties).
+	manyValues bool
 }
 
 // grouped is a field that groups well read as key's column, or as itself
@@ -57,17 +60,19 @@ func (r *breakdownResolver) Field(ref hogql.FieldRef, _ func(string, any) string
 	case len(ch) == 1 && ch[0] == "event":
 		return r.grouped(eventFields["event"]), nil
 	case len(ch) == 1 && eventFields[ch[0]] != "":
-		r.perEvent = true
+		r.perEvent, r.manyValues = true, true
 		return eventFields[ch[0]], nil
 	case len(ch) == 1 && ch[0] == "person_id":
-		r.readsPerson, r.perEvent = true, true
+		r.readsPerson, r.perEvent, r.manyValues = true, true, true
 		return r.sc.personID(), nil
 	case len(ch) == 1 && ch[0] == "elements_chain":
+		r.manyValues = true
 		return r.grouped(propertyText(r.sc, "event", elementsChainKey)), nil
 	case len(ch) == 2 && ch[0] == "properties":
+		r.manyValues = r.manyValues || !fewValueProperties[ch[1]]
 		return "nullIf(" + r.grouped(propertyText(r.sc, "event", ch[1])) + ", '')", nil
 	case len(ch) == 3 && ch[0] == "person" && ch[1] == "properties":
-		r.readsPerson = true
+		r.readsPerson, r.manyValues = true, true
 		return "nullIf(" + r.grouped(propertyText(r.sc, "person", ch[2])) + ", '')", nil
 	}
 	return "", &hogql.Error{Pos: -1, Msg: "field " + strings.Join(ch, ".") + " is not allowed; use properties.<key>, " +
@@ -111,7 +116,7 @@ func parseBreakdownExpr(prop *BreakdownProp) error {
 	if err := hogql.CheckKinds(e, fieldKind); err != nil {
 		return err
 	}
-	prop.expr, prop.readsPerson, prop.perEvent = e, r.readsPerson, r.perEvent
+	prop.expr, prop.readsPerson, prop.perEvent, prop.fewValues = e, r.readsPerson, r.perEvent, !r.manyValues
 	return nil
 }
 

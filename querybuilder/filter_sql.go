@@ -26,6 +26,12 @@ var materialized = map[string]string{
 	"$group_4":     "mat_group_4",
 }
 
+// fewValueProperties are the event properties whose materialized column
+// is LowCardinality (migrations/clickhouse/0001_events.sql): a property
+// with few distinct values, where a set of actors per value and bucket
+// stays small (foldedBreakdown).
+var fewValueProperties = map[string]bool{"$browser": true, "$os": true, "$device_type": true}
+
 // propertyText is a property as text: a string's value, the JSON text of
 // a number or boolean, the empty string when missing or null.
 func propertyText(sc *scope, typ, key string) string {

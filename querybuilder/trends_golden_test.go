@@ -30,6 +30,7 @@ func trendsGolden() map[string]string {
 		"breakdown_event":      `{"events": [{"id": "$pageview"}], "breakdown": "$browser", "breakdown_limit": 5, "date_from": "-7d"}`,
 		"breakdown_event_json": `{"events": [{"id": "$pageview"}], "breakdown": "utm_source", "date_from": "-7d"}`,
 		"breakdown_person":     `{"events": [{"id": "$pageview", "math": "dau"}], "breakdown": "plan", "breakdown_type": "person", "date_from": "-7d"}`,
+		"breakdown_dau_folded": `{"events": [{"id": "$pageview", "math": "dau"}], "breakdown": "$browser", "compare": true, "date_from": "-7d"}`,
 		"compare_day":          `{"events": [{"id": "$pageview"}], "compare": true, "date_from": "-7d"}`,
 		"compare_to_year":      `{"events": [{"id": "$pageview"}], "compare": true, "compare_to": "-1y", "date_from": "-7d"}`,
 		"compare_hour_dau":     `{"events": [{"id": "$pageview", "math": "dau"}], "compare": true, "date_from": "-6h", "interval": "hour"}`,

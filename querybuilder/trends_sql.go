@@ -236,7 +236,7 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 		}
 		return tb.activeAggregate(idx, e, src, days)
 	}
-	if q.Breakdown.groupable() && (e.Math == "total" || e.Math == "sum" || distinctMath[e.Math] && !q.cumulative()) {
+	if q.Breakdown.groupable() && (e.Math == "total" || e.Math == "sum" || distinctMath[e.Math] && !q.cumulative() && q.Breakdown.fewValues()) {
 		return tb.foldedBreakdown(idx, e, src)
 	}
 	// Only what varies is grouped by: a constant period or breakdown as
@@ -304,8 +304,13 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 // two values that both fold into "other" counts once there. Ranking first
 // and counting after (breakdown) read the events twice and computed the
 // value per event: a 30-day DAU by $browser on the 100M-event set took
-// 2.27x the CPU of DAU alone, 1.5-1.7x this way. Quantiles and per-actor
-// maths do not fold; cumulative distinct counts count first buckets.
+// 2.27x the CPU of DAU alone, 1.5-1.7x this way. A distinct count folds
+// only when the breakdown reads columns of few values (Breakdown.
+// fewValues): its sets are kept per bucket and raw value, not per top
+// value, and a set costs kilobytes even when nearly empty, so a URL or a
+// group's name would keep millions of them in memory. Quantiles and
+// per-actor maths do not fold; cumulative distinct counts count first
+// buckets.
 func (tb *trendsBuilder) foldedBreakdown(idx string, e Entity, src source) string {
 	q := tb.q
 	var cols, group []string

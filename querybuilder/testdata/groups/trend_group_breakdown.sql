@@ -1,48 +1,37 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    WITH (
-        SELECT (arrayFlatten(arrayMap(x -> x.1, byValue)),
-            arrayFlatten(arrayMap((x, n) -> arrayWithConstant(length(x.1), n), byValue, arrayEnumerate(byValue))),
-            arrayMap(x -> x.2, byValue))
-        FROM (
-            SELECT groupArray((keys, v)) AS byValue
-            FROM (
-                SELECT v, groupArray(cityHash64(group_key)) AS keys
-                FROM (
-                    SELECT group_key, JSONExtractString(group_properties, {p1:String}) AS v
-                    FROM groups FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-                )
-                GROUP BY v
-            )
-        )
-        WHERE throwIf((
-            SELECT count() != uniqExact(cityHash64(group_key))
-            FROM group_keys FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-        ), 'two group keys share a 64-bit hash') = 0
-    ) AS breakdown_lookup
-    SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExactMerge(u)) AS value
+    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExact(actor)) AS value
     FROM (
-        SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank
-        FROM (
-            SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
-            FROM (
-                SELECT *, if(empty(arrayElement(tupleElement(breakdown_lookup, 3), breakdown_raw)), {breakdown_null:String}, arrayElement(tupleElement(breakdown_lookup, 3), breakdown_raw)) AS breakdown_value
-                FROM (
-                    SELECT ts_bucket, breakdown_raw, count() AS c, uniqExactState(actor) AS u
-                    FROM (
-                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                            transform(cityHash64(e.mat_group_0), tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)) AS breakdown_raw,
-                            e.mat_group_1 AS actor
-                        FROM events AS e
-                        WHERE e.team_id = {team:Int64}
-                          AND e.event = {p0:String}
-                          AND e.mat_group_1 != ''
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                    )
-                    GROUP BY ts_bucket, breakdown_raw
-                )
-            )
-        )
+        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+            if(if(empty(g0.gp_0), {breakdown_null:String}, g0.gp_0) IN (
+                SELECT if(empty(g0.gp_0), {breakdown_null:String}, g0.gp_0) AS breakdown_value
+                FROM events AS e
+                LEFT JOIN (
+                    SELECT group_key,
+                        argMax(JSONExtractString(group_properties, {p1:String}), version) AS gp_0
+                    FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
+                    GROUP BY group_key
+                ) AS g0 ON g0.group_key = e.mat_group_0
+                WHERE e.team_id = {team:Int64}
+                  AND e.event = {p0:String}
+                  AND e.mat_group_1 != ''
+                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                GROUP BY breakdown_value
+                ORDER BY count() DESC, breakdown_value
+                LIMIT {breakdown_limit:UInt32}
+            ), if(empty(g0.gp_0), {breakdown_null:String}, g0.gp_0), {breakdown_other:String}) AS breakdown,
+            e.mat_group_1 AS actor
+        FROM events AS e
+        LEFT JOIN (
+            SELECT group_key,
+                argMax(JSONExtractString(group_properties, {p1:String}), version) AS gp_0
+            FROM groups WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
+            GROUP BY group_key
+        ) AS g0 ON g0.group_key = e.mat_group_0
+        WHERE e.team_id = {team:Int64}
+          AND e.event = {p0:String}
+          AND e.mat_group_1 != ''
+          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
     GROUP BY ts_bucket, breakdown
 )

@@ -1,37 +1,43 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
-    SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExactMerge(u)) AS value
+    SELECT 0 AS series, 0 AS period, breakdown AS breakdown, toString(ts_bucket) AS bucket, toFloat64(uniqExact(actor)) AS value
     FROM (
-        SELECT *, dense_rank() OVER (ORDER BY volume DESC, breakdown_value) AS value_rank
-        FROM (
-            SELECT *, sum(c) OVER (PARTITION BY breakdown_value) AS volume
-            FROM (
-                SELECT *, if(empty(breakdown_raw), {breakdown_null:String}, breakdown_raw) AS breakdown_value
-                FROM (
-                    SELECT ts_bucket, breakdown_raw, count() AS c, uniqExactState(actor) AS u
-                    FROM (
-                        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                            pp.pp_0 AS breakdown_raw,
-                            if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
-                        FROM events AS e
-                        LEFT JOIN (
-                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
-                        ) AS po ON e.person_id = po.old_person_id
-                        LEFT JOIN (
-                            SELECT id,
-                                argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
-                            FROM persons WHERE team_id = {team:Int64}
-                            GROUP BY id HAVING argMax(is_deleted, version) = 0
-                        ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
-                        WHERE e.team_id = {team:Int64}
-                          AND e.event = {p0:String}
-                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                    )
-                    GROUP BY ts_bucket, breakdown_raw
-                )
-            )
-        )
+        SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
+            if(if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) IN (
+                SELECT if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) AS breakdown_value
+                FROM events AS e
+                LEFT JOIN (
+                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                ) AS po ON e.person_id = po.old_person_id
+                LEFT JOIN (
+                    SELECT id,
+                        argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
+                    FROM persons WHERE team_id = {team:Int64}
+                    GROUP BY id HAVING argMax(is_deleted, version) = 0
+                ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                WHERE e.team_id = {team:Int64}
+                  AND e.event = {p0:String}
+                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                GROUP BY breakdown_value
+                ORDER BY count() DESC, breakdown_value
+                LIMIT {breakdown_limit:UInt32}
+            ), if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0), {breakdown_other:String}) AS breakdown,
+            if(empty(po.override_person_id), e.person_id, po.override_person_id) AS actor
+        FROM events AS e
+        LEFT JOIN (
+            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+        ) AS po ON e.person_id = po.old_person_id
+        LEFT JOIN (
+            SELECT id,
+                argMax(JSONExtractString(properties, {p1:String}), version) AS pp_0
+            FROM persons WHERE team_id = {team:Int64}
+            GROUP BY id HAVING argMax(is_deleted, version) = 0
+        ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
+        WHERE e.team_id = {team:Int64}
+          AND e.event = {p0:String}
+          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
     )
     GROUP BY ts_bucket, breakdown
 )
