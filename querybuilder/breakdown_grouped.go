@@ -7,7 +7,8 @@ import (
 
 // A total or sum broken down by properties adds up: events can be
 // counted per raw value of what the breakdown reads first, and the
-// breakdown value computed once per grouped row afterwards. The
+// breakdown value computed once per grouped row afterwards (a distinct
+// count too, as sets of actors that merge: foldedBreakdown). The
 // 100M-event benchmark (benchmarks/results/breakdowns.md) shows why:
 // computing the value per event costs more than the grouping itself. A
 // function of a LowCardinality column gives up its dictionary as soon as

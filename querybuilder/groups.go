@@ -57,12 +57,13 @@ LEFT JOIN (
 }
 
 // groupLookup is a group property of every group of type index as one
-// constant the engine computes once per statement, a tuple of three
-// arrays: the groups' keys by their cityHash64, each key's value number,
-// and the values by number (1-based). A trend groups events by
-// groupValueKey, a number found through a small hash table built once,
-// and only the grouped rows read the value (arrayElement(values,
-// number), empty for 0: no group, or one never identified).
+// constant the engine computes once per statement, a tuple of five: the
+// groups' keys by their cityHash64, each key's value number, the values
+// by number (1-based), the keys as text, and whether looking keys up by
+// their hash is exact. A trend groups events by groupValueKey, a number
+// found through a small hash table built once, and only the grouped rows
+// read the value (arrayElement(values, number), empty for 0: no group,
+// or one never identified).
 //
 // The events are looked up by a hash of their key, not the key: on the
 // 100M-event benchmark (22.6M events in 30 days, 50 000 groups) the
@@ -70,14 +71,18 @@ LEFT JOIN (
 // CPU, with the UInt64 one 1.22x: about 11 ns an event to hash the key
 // and 18 to look it up, against 38 to look the text up
 // (benchmarks/results/breakdowns.md). That is exact only if no key an
-// event can carry shares its hash with a group's key; the statement
-// checks it over every key ever seen on events of the type or
-// in its groups (Schema.GroupKeys, kept by materialized views) and fails
-// (throwIf) rather than count an event under another group's value. An
-// event stored after the check read the keys (or, on a cluster, before
-// replication brought its key to the node), with a key never seen
-// before, escapes it only if its 64-bit hash equals a group key's: the
-// odds collisionCheck accepts.
+// event can carry shares its hash with a group's key, nor with the empty
+// key of events without a group. The lookup checks it over every key
+// ever seen on events of the type or in its groups (Schema.GroupKeys,
+// kept by materialized views): when two share a hash, or one shares the
+// empty key's, the statement looks the text up instead (exact, at the
+// text's cost). Failing instead would let anyone who can send events
+// (cityHash64 collisions can be made on purpose) stop every breakdown by
+// the type for good, since keys are never forgotten. An event whose key
+// is new since the check read the keys (or, on a cluster, whose key
+// replication has not brought yet) is looked up by hash unchecked: it is
+// counted under another group's value only if its 64-bit hash equals
+// that group key's.
 //
 // Both tables are read FINAL (one row per group, its highest version;
 // one per key): on 50 000 groups the lookup took 21 ms grouping the
@@ -91,22 +96,23 @@ func groupLookup(sc *scope, index int, key string) string {
 	prop := sc.str(key)
 	where := "WHERE team_id = {team:Int64} AND group_type_index = " + sc.bind("UInt8", index)
 	latest := "SELECT group_key, JSONExtractString(group_properties, " + prop + ") AS v\nFROM " + sc.schema.Groups + " FINAL " + where
-	byValue := "SELECT groupArray((keys, v)) AS byValue\nFROM (\n" + indent("SELECT v, groupArray(cityHash64(group_key)) AS keys\nFROM (\n"+indent(latest)+"\n)\nGROUP BY v") + "\n)"
-	check := "SELECT count() != uniqExact(cityHash64(group_key))\nFROM " + sc.schema.GroupKeys + " FINAL " + where
-	return "(\n" + indent("SELECT (arrayFlatten(arrayMap(x -> x.1, byValue)),\n"+
+	byValue := "SELECT groupArray((keys, v)) AS byValue\nFROM (\n" + indent("SELECT v, groupArray(group_key) AS keys\nFROM (\n"+indent(latest)+"\n)\nGROUP BY v") + "\n)"
+	exact := "SELECT count() = uniqExact(h) AND countIf(h = cityHash64('')) = 0\nFROM (\n" +
+		indent("SELECT cityHash64(group_key) AS h\nFROM "+sc.schema.GroupKeys+" FINAL "+where) + "\n)"
+	return "(\n" + indent("SELECT (arrayMap(k -> cityHash64(k), arrayFlatten(arrayMap(x -> x.1, byValue))),\n"+
 		"    arrayFlatten(arrayMap((x, n) -> arrayWithConstant(length(x.1), n), byValue, arrayEnumerate(byValue))),\n"+
-		"    arrayMap(x -> x.2, byValue))\nFROM (\n"+indent(byValue)+"\n)\n"+
-		"WHERE throwIf((\n"+indent(check)+"\n), "+groupKeysCollide+") = 0") + "\n)"
+		"    arrayMap(x -> x.2, byValue),\n"+
+		"    arrayFlatten(arrayMap(x -> x.1, byValue)),\n"+
+		"    (\n"+indent(indent(exact))+"\n    ))\nFROM (\n"+indent(byValue)+"\n)") + "\n)"
 }
 
-// groupKeysCollide is the error of a statement whose group lookup would
-// not be exact (groupLookup).
-const groupKeysCollide = "'two group keys share a 64-bit hash'"
-
 // groupValueKey is the number of the value of a group property
-// (groupLookup) of the event's group of type index: 0 for none.
+// (groupLookup) of the event's group of type index: 0 for none. The
+// lookup's exactness is a constant of the statement, so each event takes
+// one branch: by the key's hash, or by its text.
 func groupValueKey(lookup string, index int) string {
-	return "transform(cityHash64(" + groupColumns[index] + "), tupleElement(" + lookup + ", 1), tupleElement(" + lookup + ", 2), toUInt32(0))"
+	col, t := groupColumns[index], func(i int) string { return "tupleElement(" + lookup + ", " + strconv.Itoa(i) + ")" }
+	return "if(" + t(5) + ", transform(cityHash64(" + col + "), " + t(1) + ", " + t(2) + ", toUInt32(0)), transform(" + col + ", " + t(4) + ", " + t(2) + ", toUInt32(0)))"
 }
 
 // groupText is a group property of the event's group of type index as

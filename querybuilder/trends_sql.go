@@ -14,9 +14,10 @@ import (
 var trendsColumns = []string{"series", "period", "breakdown", "bucket", "value"}
 
 // BuildTrends compiles a request from ParseTrends to one statement: every
-// series is a subquery of one UNION ALL, each with its breakdown's top
-// values as an IN subquery, so a request is one round trip however many
-// series it has.
+// series is a subquery of one UNION ALL (a breakdown ranks its values in
+// the same subquery, after grouping, or as an IN subquery for maths that
+// do not fold), so a request is one round trip however many series it
+// has.
 func BuildTrends(q *TrendsQuery, f Facts) (Statement, error) {
 	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() || len(q.Series) == 0 {
 		return Statement{}, errors.New("querybuilder: BuildTrends needs a request that ParseTrends validated")

@@ -1,13 +1,21 @@
 SELECT series, period, breakdown, bucket, value
 FROM (
     WITH (
-        SELECT (arrayFlatten(arrayMap(x -> x.1, byValue)),
+        SELECT (arrayMap(k -> cityHash64(k), arrayFlatten(arrayMap(x -> x.1, byValue))),
             arrayFlatten(arrayMap((x, n) -> arrayWithConstant(length(x.1), n), byValue, arrayEnumerate(byValue))),
-            arrayMap(x -> x.2, byValue))
+            arrayMap(x -> x.2, byValue),
+            arrayFlatten(arrayMap(x -> x.1, byValue)),
+            (
+                SELECT count() = uniqExact(h) AND countIf(h = cityHash64('')) = 0
+                FROM (
+                    SELECT cityHash64(group_key) AS h
+                    FROM group_keys FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
+                )
+            ))
         FROM (
             SELECT groupArray((keys, v)) AS byValue
             FROM (
-                SELECT v, groupArray(cityHash64(group_key)) AS keys
+                SELECT v, groupArray(group_key) AS keys
                 FROM (
                     SELECT group_key, JSONExtractString(group_properties, {p1:String}) AS v
                     FROM groups FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
@@ -15,10 +23,6 @@ FROM (
                 GROUP BY v
             )
         )
-        WHERE throwIf((
-            SELECT count() != uniqExact(cityHash64(group_key))
-            FROM group_keys FINAL WHERE team_id = {team:Int64} AND group_type_index = {p2:UInt8}
-        ), 'two group keys share a 64-bit hash') = 0
     ) AS breakdown_lookup
     SELECT 0 AS series, 0 AS period, if(volume > 0 AND value_rank <= {breakdown_limit:UInt32}, breakdown_value, {breakdown_other:String}) AS breakdown, toString(ts_bucket) AS bucket, toFloat64(sum(c)) AS value
     FROM (
@@ -31,7 +35,7 @@ FROM (
                     SELECT ts_bucket, breakdown_raw, count() AS c
                     FROM (
                         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                            transform(cityHash64(e.mat_group_1), tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)) AS breakdown_raw
+                            if(tupleElement(breakdown_lookup, 5), transform(cityHash64(e.mat_group_1), tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)), transform(e.mat_group_1, tupleElement(breakdown_lookup, 4), tupleElement(breakdown_lookup, 2), toUInt32(0))) AS breakdown_raw
                         FROM events AS e
                         WHERE e.team_id = {team:Int64}
                           AND e.event = {p0:String}
