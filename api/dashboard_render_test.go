@@ -68,11 +68,14 @@ func TestDashboardKeptAnswer(t *testing.T) {
 		}
 		return nil
 	}
+	// exec changes something by hand, and waits until the server heard
+	// of it (dashboard_watch_test.go times that).
 	exec := func(t *testing.T, q string, args ...any) {
 		t.Helper()
 		if _, err := f.s.store.DB().Exec(q, args...); err != nil {
 			t.Fatal(err)
 		}
+		syncRenders(t, f.s)
 	}
 
 	t.Run("the kept answer is the rendered one, byte for byte", func(t *testing.T) {
