@@ -63,34 +63,9 @@ type renderedDashboard struct {
 	// result whose range was open (zero: none was).
 	minute, staleAt, openFrom time.Time
 
-	mu sync.Mutex
-	// checked holds, per user, the project's stamp under which the store
-	// last showed this answer current and the user a member.
-	checked map[int64]metadata.RenderStamp
-}
-
-// maxChecked bounds the users an answer remembers checks for: past it,
-// they are forgotten (each then costs a round trip again).
-const maxChecked = 1024
-
-// checkedFor reports whether the store showed e current for user under
-// stamp.
-func (e *renderedDashboard) checkedFor(user int64, stamp metadata.RenderStamp) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	st, ok := e.checked[user]
-	return ok && st == stamp
-}
-
-// check records that the store showed e current for user under stamp,
-// a stamp taken before the store was read.
-func (e *renderedDashboard) check(user int64, stamp metadata.RenderStamp) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.checked == nil || len(e.checked) >= maxChecked {
-		e.checked = map[int64]metadata.RenderStamp{}
-	}
-	e.checked[user] = stamp
+	// checks says for whom and under which stamp the store showed it
+	// current (dashboard_checks.go).
+	checks renderChecks
 }
 
 // usable reports whether e's results would all still be answered from
@@ -192,17 +167,15 @@ func (s *Server) answerRendered(c *gin.Context, project, id int64) bool {
 		return false
 	}
 	start := time.Now()
-	user := principal(c).User.ID
-	stamp, watching := s.store.RenderStamp(project)
-	if !watching || !e.checkedFor(user, stamp) {
+	ctx, user := c.Request.Context(), principal(c).User.ID
+	roundTrip := func() bool {
 		s.renders.roundTrips.Add(1)
-		st, err := s.store.RenderState(c.Request.Context(), project, user, e.keys)
-		if err != nil || !st.Member || !e.current(st) {
-			return false
-		}
-		if watching {
-			e.check(user, stamp)
-		}
+		st, err := s.store.RenderState(ctx, project, user, e.keys)
+		return err == nil && st.Member && e.current(st)
+	}
+	stamp, watching := s.store.RenderStamp(project)
+	if watching && !e.checks.confirm(ctx, user, stamp, roundTrip) || !watching && !roundTrip() {
+		return false
 	}
 	c.Data(http.StatusOK, jsonContentType, e.body)
 	if s.cfg.Metrics != nil {
@@ -250,7 +223,7 @@ func (s *Server) keepRendered(p *metadata.Project, d *metadata.Dashboard, tiles 
 	e := &renderedDashboard{project: p.ID, dashboard: d.ID, body: body, state: *o.state, minute: minute,
 		staleAt: time.Now().Add(staleClosed)}
 	if o.watching {
-		e.check(o.user, o.stamp)
+		e.checks.record(o.user, o.stamp)
 	}
 	e.state.Computed = nil
 	computed := false

@@ -6,7 +6,10 @@ import (
 	"database/sql"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,6 +116,33 @@ func TestDashboardKeptAnswerChecksOncePerChange(t *testing.T) {
 			if kept, trips := w.get(t); !kept || trips != 0 {
 				t.Fatalf("kept %v with %d round trips; want kept with none", kept, trips)
 			}
+		}
+	})
+	t.Run("concurrent retrieves after a change share one round trip", func(t *testing.T) {
+		w.mark(t)
+		f.s.store.RenderChanged(team) // as a write through this server does
+		// The round trip waits on a lock until every retrieve has come.
+		tx, err := f.s.store.DB().Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("LOCK TABLE render_generations IN ACCESS EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		before := f.s.renders.roundTrips.Load()
+		kept := make([]bool, 16)
+		var wg sync.WaitGroup
+		for k := range kept {
+			wg.Go(func() {
+				r := send(t, f, "GET", f.dashboard(team, w.id), f.a.PersonalAPIKey, "")
+				kept[k] = r.Code == http.StatusOK && strings.Contains(r.Body.String(), `"name":"served kept"`)
+			})
+		}
+		time.Sleep(300 * time.Millisecond)
+		tx.Rollback()
+		wg.Wait()
+		if n := f.s.renders.roundTrips.Load() - before; n != 1 || slices.Contains(kept, false) {
+			t.Fatalf("%d round trips, kept %v; want one, every answer kept", n, kept)
 		}
 	})
 	t.Run("a change by hand is heard, and the next retrieve renders it", func(t *testing.T) {
