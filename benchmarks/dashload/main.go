@@ -19,6 +19,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -99,6 +100,7 @@ func main() {
 	warm := flag.Int("warm", 20, "warm retrieves per client per round")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the last round's warm retrieves to this file (the clients' samples carry the label side=client)")
 	authTTL := flag.Duration("auth-cache-ttl", metadata.DefaultConfig().AuthCacheTTL, "how long the server remembers an authenticated key (insightd serve's default; 0: a PostgreSQL round trip per request)")
+	latencies := flag.String("latencies", "", "write each warm retrieve of the last round (client, start, latency) to this file")
 	warmOnly := flag.Bool("warm-only", false, "for iterating on the warm retrieves: compute the dashboard cold in the first round only and time nothing but warm retrieves (not a recorded run)")
 	env := loaded.Start("dashload", f)
 	defer env.Close()
@@ -163,7 +165,7 @@ func main() {
 			_, err := env.Store.DB().ExecContext(ctx, "DELETE FROM cached_results WHERE project_id = $1", *f.Project)
 			loaded.Check(err)
 			t0, c0 := time.Now(), loaded.CPUTime()
-			parallel(*clients, 1, func() { c.do("GET", dashPath, nil, nil) })
+			parallel(*clients, 1, func() { c.do("GET", dashPath, nil, nil) }, nil)
 			cold, coldCPU = append(cold, time.Since(t0)), append(coldCPU, loaded.CPUTime()-c0)
 			coldStatements = ce.statements.Load() - n0
 		}
@@ -178,7 +180,11 @@ func main() {
 		var gc0, gc1 runtime.MemStats
 		runtime.ReadMemStats(&gc0)
 		c0, pg0 := loaded.CPUTime(), pg.used()
-		lat := parallel(*clients, *warm, func() { size.Store(int64(c.do("GET", dashPath, nil, nil))) })
+		var calls []call
+		lat := parallel(*clients, *warm, func() { size.Store(int64(c.do("GET", dashPath, nil, nil))) }, &calls)
+		if *latencies != "" && round == env.Runs-1 {
+			writeCalls(*latencies, calls)
+		}
 		if profiled {
 			pprof.StopCPUProfile()
 		}
@@ -258,15 +264,17 @@ func spreadMicros(ds []time.Duration) string {
 }
 
 // parallel runs fn n times on each of k goroutines at once and returns
-// every call's latency. The goroutines carry the profiler label
-// side=client: the server's goroutines (net/http's) do not, which splits
-// a profile of the shared process between the two.
-func parallel(k, n int, fn func()) []time.Duration {
+// every call's latency (and, when calls is not nil, adds each call to
+// it). The goroutines carry the profiler label side=client: the
+// server's goroutines (net/http's) do not, which splits a profile of the
+// shared process between the two.
+func parallel(k, n int, fn func(), calls *[]call) []time.Duration {
 	var mu sync.Mutex
 	var out []time.Duration
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for range k {
+	t0 := time.Now()
+	for client := range k {
 		wg.Add(1)
 		go pprof.Do(context.Background(), pprof.Labels("side", "client"), func(context.Context) {
 			defer wg.Done()
@@ -277,6 +285,9 @@ func parallel(k, n int, fn func()) []time.Duration {
 				d := time.Since(t)
 				mu.Lock()
 				out = append(out, d)
+				if calls != nil {
+					*calls = append(*calls, call{client: client, start: t.Sub(t0), took: d})
+				}
 				mu.Unlock()
 			}
 		})
@@ -284,4 +295,23 @@ func parallel(k, n int, fn func()) []time.Duration {
 	close(start)
 	wg.Wait()
 	return out
+}
+
+// call is one timed call of parallel's: its client, when it started
+// after the phase did, how long it took.
+type call struct {
+	client      int
+	start, took time.Duration
+}
+
+// writeCalls writes calls, one a line (client, start and latency in ms),
+// in the order they started: where a round's slowest retrieves fall.
+func writeCalls(path string, calls []call) {
+	slices.SortFunc(calls, func(a, b call) int { return cmp.Compare(a.start, b.start) })
+	var b bytes.Buffer
+	fmt.Fprintln(&b, "client\tstart_ms\tlatency_ms")
+	for _, c := range calls {
+		fmt.Fprintf(&b, "%d\t%.3f\t%.3f\n", c.client, loaded.Ms(c.start), loaded.Ms(c.took))
+	}
+	loaded.Check(os.WriteFile(path, b.Bytes(), 0o644))
 }
