@@ -71,8 +71,12 @@ type renderedDashboard struct {
 // usable reports whether e's results would all still be answered from
 // the cache at now, given the project's last ingest.
 func (e *renderedDashboard) usable(now, lastIngest time.Time) bool {
-	return now.Truncate(clockPrecision).Equal(e.minute) && now.Before(e.staleAt) &&
-		(e.openFrom.IsZero() || !e.openFrom.Before(lastIngest))
+	return now.Truncate(clockPrecision).Equal(e.minute) && e.fresh(now, lastIngest)
+}
+
+// fresh is usable but for the clock minute.
+func (e *renderedDashboard) fresh(now, lastIngest time.Time) bool {
+	return now.Before(e.staleAt) && (e.openFrom.IsZero() || !e.openFrom.Before(lastIngest))
 }
 
 // current reports whether the store still holds what e was made of.
@@ -208,6 +212,46 @@ func (s *Server) renderOrigin(c *gin.Context, project int64) (*renderOrigin, err
 		return nil, err
 	}
 	return o, nil
+}
+
+// rekeyRendered answers a plain retrieve of dashboard d of project p,
+// about to be rendered in clock minute minute after o was read, with the
+// answer kept in an earlier minute when that is still the answer: the
+// tiles' cache keys made in this minute are the ones it was made of
+// (ranges with fixed ends make the same keys in every minute), and the
+// store holds what it was made of. Rendering it again would read every
+// result and encode them again (~7.5 ms of CPU for 509 KB, which the
+// first 32 retrieves of each minute waited for); planning the tiles reads
+// metadata only. False when it must be rendered.
+func (s *Server) rekeyRendered(c *gin.Context, o *renderOrigin, p *metadata.Project, d *metadata.Dashboard, minute time.Time) bool {
+	e := s.renders.get(p.ID, d.ID)
+	if e == nil || e.minute.Equal(minute) || !e.fresh(time.Now(), s.ingest.last(p.ID)) ||
+		o.state.Project != e.state.Project || o.state.Users != e.state.Users {
+		return false
+	}
+	ctx := c.Request.Context()
+	_, jobs, err := s.planTiles(ctx, p, d)
+	if err != nil || len(jobs) != len(e.keys) || !time.Now().Truncate(clockPrecision).Equal(minute) {
+		return false
+	}
+	for k, j := range jobs {
+		if j.a.pol.key != e.keys[k] {
+			return false
+		}
+	}
+	s.renders.roundTrips.Add(1)
+	st, err := s.store.RenderState(ctx, p.ID, o.user, e.keys)
+	if err != nil || !st.Member || !e.current(st) {
+		return false
+	}
+	next := &renderedDashboard{project: e.project, dashboard: e.dashboard, body: e.body, state: e.state, keys: e.keys,
+		minute: minute, staleAt: e.staleAt, openFrom: e.openFrom}
+	if o.watching {
+		next.checks.record(o.user, o.stamp)
+	}
+	s.renders.put(next)
+	c.Data(http.StatusOK, jsonContentType, next.body)
+	return true
 }
 
 // keepRendered keeps the answer of dashboard d of project p, body,

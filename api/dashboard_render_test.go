@@ -191,10 +191,30 @@ func TestDashboardKeptAnswer(t *testing.T) {
 			t.Fatalf("the open tile was not recomputed: is_cached %v", in["is_cached"])
 		}
 	})
-	t.Run("another minute", func(t *testing.T) {
+	t.Run("another minute whose cache keys are other ones", func(t *testing.T) {
+		mark(t)
+		e := f.s.renders.get(team, id)
+		e.minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		e.keys = append([]string{"made in another minute"}, e.keys[1:]...)
+		rendered(t, "")
+	})
+	t.Run("another minute whose cache keys are the same (ranges whose ends do not move)", func(t *testing.T) {
 		mark(t)
 		f.s.renders.get(team, id).minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
-		rendered(t, "")
+		if got := f.getDashboard(t, id, ""); got["name"] != "served kept" {
+			t.Fatalf("rendered again: name %v", got["name"])
+		}
+		if e := f.s.renders.get(team, id); !e.minute.Equal(time.Now().Truncate(clockPrecision)) {
+			t.Fatalf("kept for minute %v", e.minute)
+		}
+	})
+	t.Run("another minute and an edit", func(t *testing.T) {
+		mark(t)
+		f.s.renders.get(team, id).minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		call(t, f.h, "PATCH", f.insight(team, closed["id"]), key, map[string]any{"name": "closed, renamed again"})
+		if tileNamed(rendered(t, ""), "closed, renamed again") == nil {
+			t.Fatal("the renamed insight is not shown")
+		}
 	})
 	t.Run("a result gone stale", func(t *testing.T) {
 		mark(t)

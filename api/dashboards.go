@@ -130,6 +130,9 @@ func (s *Server) getDashboard(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if mode == refreshIfStale && stateErr == nil && s.rekeyRendered(c, origin, p, d, minute) {
+		return
+	}
 	tiles, jobs, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
 	if err != nil {
 		writeError(c, err)
