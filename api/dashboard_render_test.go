@@ -35,6 +35,7 @@ func TestDashboardKeptAnswer(t *testing.T) {
 	// mark makes sure the dashboard's answer is kept and marks it.
 	mark := func(t *testing.T) {
 		t.Helper()
+		clearOfMinuteEnd()
 		f.s.renders = renderCache{} // a marked answer kept from before goes
 		f.getDashboard(t, id, "")   // computes what is missing
 		f.getDashboard(t, id, "")   // every result from the cache: kept
