@@ -35,6 +35,7 @@ func TestDashboardKeptAnswer(t *testing.T) {
 	// mark makes sure the dashboard's answer is kept and marks it.
 	mark := func(t *testing.T) {
 		t.Helper()
+		clearOfMinuteEnd()
 		f.s.renders = renderCache{} // a marked answer kept from before goes
 		f.getDashboard(t, id, "")   // computes what is missing
 		f.getDashboard(t, id, "")   // every result from the cache: kept
@@ -68,11 +69,14 @@ func TestDashboardKeptAnswer(t *testing.T) {
 		}
 		return nil
 	}
+	// exec changes something by hand, and waits until the server heard
+	// of it (dashboard_watch_test.go times that).
 	exec := func(t *testing.T, q string, args ...any) {
 		t.Helper()
 		if _, err := f.s.store.DB().Exec(q, args...); err != nil {
 			t.Fatal(err)
 		}
+		syncRenders(t, f.s)
 	}
 
 	t.Run("the kept answer is the rendered one, byte for byte", func(t *testing.T) {
@@ -188,10 +192,30 @@ func TestDashboardKeptAnswer(t *testing.T) {
 			t.Fatalf("the open tile was not recomputed: is_cached %v", in["is_cached"])
 		}
 	})
-	t.Run("another minute", func(t *testing.T) {
+	t.Run("another minute whose cache keys are other ones", func(t *testing.T) {
+		mark(t)
+		e := f.s.renders.get(team, id)
+		e.minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		e.keys = append([]string{"made in another minute"}, e.keys[1:]...)
+		rendered(t, "")
+	})
+	t.Run("another minute whose cache keys are the same (ranges whose ends do not move)", func(t *testing.T) {
 		mark(t)
 		f.s.renders.get(team, id).minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
-		rendered(t, "")
+		if got := f.getDashboard(t, id, ""); got["name"] != "served kept" {
+			t.Fatalf("rendered again: name %v", got["name"])
+		}
+		if e := f.s.renders.get(team, id); !e.minute.Equal(time.Now().Truncate(clockPrecision)) {
+			t.Fatalf("kept for minute %v", e.minute)
+		}
+	})
+	t.Run("another minute and an edit", func(t *testing.T) {
+		mark(t)
+		f.s.renders.get(team, id).minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		call(t, f.h, "PATCH", f.insight(team, closed["id"]), key, map[string]any{"name": "closed, renamed again"})
+		if tileNamed(rendered(t, ""), "closed, renamed again") == nil {
+			t.Fatal("the renamed insight is not shown")
+		}
 	})
 	t.Run("a result gone stale", func(t *testing.T) {
 		mark(t)

@@ -50,6 +50,24 @@ type tileJob struct {
 // The jobs are returned with their answers (renderedDashboard keeps
 // what they were).
 func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) ([]tileJSON, []*tileJob, error) {
+	tiles, order, err := s.planTiles(ctx, p, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.runTileJobs(ctx, p, order, mode); err != nil {
+		return nil, nil, err
+	}
+	for k := range tiles {
+		if in := tiles[k].Insight; in != nil {
+			tiles[k].LastRefresh, tiles[k].IsCached = in.LastRefresh, in.IsCached
+		}
+	}
+	return tiles, order, nil
+}
+
+// planTiles is d's tiles without their results, and its distinct
+// computations in tile order, each with the tiles it answers.
+func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard) ([]tileJSON, []*tileJob, error) {
 	var ids []int64
 	for _, t := range d.Tiles {
 		if t.InsightID.Valid {
@@ -95,14 +113,6 @@ func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *met
 			order = append(order, j)
 		}
 		j.outs = append(j.outs, &out)
-	}
-	if err := s.runTileJobs(ctx, p, order, mode); err != nil {
-		return nil, nil, err
-	}
-	for k := range tiles {
-		if in := tiles[k].Insight; in != nil {
-			tiles[k].LastRefresh, tiles[k].IsCached = in.LastRefresh, in.IsCached
-		}
 	}
 	return tiles, order, nil
 }

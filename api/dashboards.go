@@ -120,14 +120,17 @@ func (s *Server) getDashboard(c *gin.Context) {
 	}
 	// The generations are read before anything the answer shows (a
 	// malformed path keeps nothing; pathDashboard answers it).
-	var state *metadata.RenderState
+	var origin *renderOrigin
 	stateErr := perr
 	if perr == nil {
-		state, stateErr = s.store.RenderState(c.Request.Context(), project, principal(c).User.ID, nil)
+		origin, stateErr = s.renderOrigin(c, project)
 	}
 	minute := time.Now().Truncate(clockPrecision)
 	p, d, ok := s.pathDashboard(c)
 	if !ok {
+		return
+	}
+	if mode == refreshIfStale && stateErr == nil && s.rekeyRendered(c, origin, p, d, minute) {
 		return
 	}
 	tiles, jobs, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
@@ -142,7 +145,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 	}
 	c.Data(http.StatusOK, jsonContentType, body)
 	if mode == refreshIfStale && stateErr == nil {
-		s.keepRendered(p, d, tiles, body, state, minute, jobs)
+		s.keepRendered(p, d, tiles, body, origin, minute, jobs)
 	}
 }
 

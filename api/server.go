@@ -172,7 +172,7 @@ func (s *Server) router() *gin.Engine {
 
 	s.captureRoutes(r)
 	s.flagRoutes(r)
-	api := r.Group("/api", s.authenticate)
+	api := r.Group("/api", s.authenticate, s.noteRenderWrites)
 	s.projectRoutes(api)
 	s.insightRoutes(api)
 	s.analyticsRoutes(api)

@@ -52,6 +52,8 @@ func (s *Store) PutCachedResult(ctx context.Context, projectID int64, key string
 	// As bytes, which the driver sends as they are (a string it copies
 	// into bytes first): a result at the budget's edge is tens of MB.
 	_, err = st.ExecContext(ctx, projectID, key, []byte(r.Result), r.ComputedAt, r.StaleAt)
+	// Even on an error: the row may have been written.
+	s.RenderChanged(projectID)
 	return err
 }
 
@@ -59,6 +61,7 @@ func (s *Store) PutCachedResult(ctx context.Context, projectID int64, key string
 // time and returns how many it deleted.
 func (s *Store) PruneCachedResults(ctx context.Context, staleBefore time.Time) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM cached_results WHERE stale_at < $1`, staleBefore)
+	s.RenderChanged(0)
 	if err != nil {
 		return 0, err
 	}

@@ -63,6 +63,9 @@ type Store struct {
 	// tokens does the same for project api tokens on the capture path.
 	tokens *ttlCache[TokenProject]
 	stmts  sync.Map // query text -> *sqlx.Stmt, see prepared
+	// watch hears what changes rendered answers (render_watch.go); it
+	// starts listening when first asked.
+	watch *renderWatch
 }
 
 // Open connects and checks the connection.
@@ -87,7 +90,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
-	return &Store{db: db, keys: newTTLCache[Principal](cfg.AuthCacheTTL), tokens: newTTLCache[TokenProject](cfg.AuthCacheTTL)}, nil
+	return &Store{db: db, keys: newTTLCache[Principal](cfg.AuthCacheTTL), tokens: newTTLCache[TokenProject](cfg.AuthCacheTTL),
+		watch: newRenderWatch(cfg.DatabaseURL, db, roundTrip)}, nil
 }
 
 // DB exposes the pool to tests and tools in this module.
@@ -96,8 +100,9 @@ func (s *Store) DB() *sqlx.DB { return s.db }
 // Ping checks that PostgreSQL answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
-// Close closes the prepared statements and the pool.
+// Close stops listening, closes the prepared statements and the pool.
 func (s *Store) Close() error {
+	s.watch.close()
 	s.stmts.Range(func(_, v any) bool {
 		v.(*sqlx.Stmt).Close()
 		return true

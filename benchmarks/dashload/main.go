@@ -19,6 +19,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -28,6 +29,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -36,6 +38,7 @@ import (
 
 	"github.com/insightd/insightd/api"
 	"github.com/insightd/insightd/benchmarks/loaded"
+	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -95,20 +98,31 @@ func main() {
 	f := loaded.RegisterFlags("dashboard's insights")
 	clients := flag.Int("clients", 32, "clients opening the dashboard at once")
 	warm := flag.Int("warm", 20, "warm retrieves per client per round")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the last round's warm retrieves to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the last round's warm retrieves to this file (the clients' samples carry the label side=client)")
+	authTTL := flag.Duration("auth-cache-ttl", metadata.DefaultConfig().AuthCacheTTL, "how long the server remembers an authenticated key (insightd serve's default; 0: a PostgreSQL round trip per request)")
+	latencies := flag.String("latencies", "", "write each warm retrieve of the last round (client, start, latency) to this file")
+	warmOnly := flag.Bool("warm-only", false, "for iterating on the warm retrieves: compute the dashboard cold in the first round only and time nothing but warm retrieves (not a recorded run)")
 	env := loaded.Start("dashload", f)
 	defer env.Close()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 
-	// A server of our own, on the counting engine, beside loaded's.
+	// A server of our own, on the counting engine, beside loaded's, and
+	// on a store configured as insightd serve's is by default: loaded's
+	// store remembers no key, which costs a warm retrieve a second
+	// PostgreSQL round trip that a server as deployed does not make.
 	ce := &countingEngine{Embedded: env.Engine}
+	mcfg := metadata.DefaultConfig()
+	mcfg.DatabaseURL, mcfg.AuthCacheTTL = *f.DatabaseURL, *authTTL
+	store, err := metadata.Open(ctx, mcfg)
+	loaded.Check(err)
+	defer store.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	loaded.Check(err)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := api.Config{Addr: ln.Addr().String(), BodyLimit: 20 << 20, ShutdownTimeout: 5 * time.Second,
 		Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
-	go api.New(cfg, log, env.Store, ce).Serve(ctx, ln) //nolint:errcheck // stopped with ctx
+	go api.New(cfg, log, store, ce).Serve(ctx, ln) //nolint:errcheck // stopped with ctx
 	c := &client{base: fmt.Sprintf("http://%s/api/projects/%d/", ln.Addr(), *f.Project), key: env.Key,
 		http: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: *clients}}}
 
@@ -135,21 +149,26 @@ func main() {
 	}
 	c.do("POST", "dashboards/", map[string]any{"name": "Load", "tiles": tileBodies}, &dash)
 	dashPath := fmt.Sprintf("dashboards/%d/", dash.ID)
-	fmt.Printf("project %d, %s to %s, %d tiles (%d distinct), %d clients, %d rounds; engine share %d per project; started %s, load average %s\n\n",
-		*f.Project, env.From, env.To, len(tiles), len(distinctIDs), *clients, env.Runs, ce.ProjectSlots(),
+	fmt.Printf("project %d, %s to %s, %d tiles (%d distinct), %d clients, %d rounds; engine share %d per project; keys remembered %s; started %s, load average %s\n\n",
+		*f.Project, env.From, env.To, len(tiles), len(distinctIDs), *clients, env.Runs, ce.ProjectSlots(), *authTTL,
 		time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 
-	var cold, sum, slowest, p50, p99, coldCPU, sumCPU, warmCPU []time.Duration
+	pg := newPGCPU(ctx, env.Store.DB())
+	var cold, sum, slowest, p50, p99, coldCPU, sumCPU, warmCPU, warmPG []time.Duration
+	var warmGC []float64
 	var size atomic.Int64                                // the warm answer's length
 	perTile := make([][]time.Duration, len(distinctIDs)) // each distinct tile alone, by round
 	for round := 0; round < env.Runs; round++ {
-		_, err := env.Store.DB().ExecContext(ctx, "DELETE FROM cached_results WHERE project_id = $1", *f.Project)
-		loaded.Check(err)
 		n0 := ce.statements.Load()
-		t0, c0 := time.Now(), loaded.CPUTime()
-		parallel(*clients, 1, func() { c.do("GET", dashPath, nil, nil) })
-		cold, coldCPU = append(cold, time.Since(t0)), append(coldCPU, loaded.CPUTime()-c0)
-		coldStatements := ce.statements.Load() - n0
+		var coldStatements int64
+		if !*warmOnly || round == 0 {
+			_, err := env.Store.DB().ExecContext(ctx, "DELETE FROM cached_results WHERE project_id = $1", *f.Project)
+			loaded.Check(err)
+			t0, c0 := time.Now(), loaded.CPUTime()
+			parallel(*clients, 1, func() { c.do("GET", dashPath, nil, nil) }, nil)
+			cold, coldCPU = append(cold, time.Since(t0)), append(coldCPU, loaded.CPUTime()-c0)
+			coldStatements = ce.statements.Load() - n0
+		}
 
 		profiled := *cpuProfile != "" && round == env.Runs-1
 		if profiled {
@@ -158,17 +177,31 @@ func main() {
 			loaded.Check(pprof.StartCPUProfile(f))
 			defer f.Close()
 		}
-		c0 = loaded.CPUTime()
-		lat := parallel(*clients, *warm, func() { size.Store(int64(c.do("GET", dashPath, nil, nil))) })
+		var gc0, gc1 runtime.MemStats
+		runtime.ReadMemStats(&gc0)
+		c0, pg0 := loaded.CPUTime(), pg.used()
+		var calls []call
+		lat := parallel(*clients, *warm, func() { size.Store(int64(c.do("GET", dashPath, nil, nil))) }, &calls)
+		if *latencies != "" && round == env.Runs-1 {
+			writeCalls(*latencies, calls)
+		}
 		if profiled {
 			pprof.StopCPUProfile()
 		}
-		warmCPU = append(warmCPU, (loaded.CPUTime()-c0)/time.Duration(*clients**warm))
+		retrieves := time.Duration(*clients * *warm)
+		warmCPU, warmPG = append(warmCPU, (loaded.CPUTime()-c0)/retrieves), append(warmPG, (pg.used()-pg0)/retrieves)
+		runtime.ReadMemStats(&gc1)
+		warmGC = append(warmGC, float64(gc1.NumGC-gc0.NumGC))
 		if ce.statements.Load() != n0+coldStatements {
 			loaded.Check(fmt.Errorf("round %d: the warm retrieves ran %d statements", round, ce.statements.Load()-n0-coldStatements))
 		}
 		slices.Sort(lat)
 		p50, p99 = append(p50, lat[len(lat)/2]), append(p99, lat[len(lat)*99/100])
+		if *warmOnly {
+			fmt.Printf("round %d: warm p50 %.1f ms p99 %.1f ms (CPU %.3f ms per retrieve, PostgreSQL %.3f ms, %.0f GCs, %d bytes), load average %s\n",
+				round+1, loaded.Ms(p50[round]), loaded.Ms(p99[round]), loaded.Ms(warmCPU[round]), loaded.Ms(warmPG[round]), warmGC[round], size.Load(), loaded.LoadAverage())
+			continue
+		}
 
 		n1, c1 := ce.statements.Load(), loaded.CPUTime()
 		var total, max time.Duration
@@ -182,9 +215,9 @@ func main() {
 		}
 		oneByOne := ce.statements.Load() - n1
 		sum, slowest, sumCPU = append(sum, total), append(slowest, max), append(sumCPU, loaded.CPUTime()-c1)
-		fmt.Printf("round %d: cold %.0f ms (CPU %.0f ms, %d statements), one by one %.0f ms (CPU %.0f ms), slowest tile %.0f ms (%d statements), warm p50 %.1f ms p99 %.1f ms (CPU %.2f ms per retrieve, %d bytes)\n",
+		fmt.Printf("round %d: cold %.0f ms (CPU %.0f ms, %d statements), one by one %.0f ms (CPU %.0f ms), slowest tile %.0f ms (%d statements), warm p50 %.1f ms p99 %.1f ms (CPU %.3f ms per retrieve, PostgreSQL %.3f ms, %.0f GCs, %d bytes)\n",
 			round+1, loaded.Ms(cold[round]), loaded.Ms(coldCPU[round]), coldStatements, loaded.Ms(total), loaded.Ms(sumCPU[round]), loaded.Ms(max), oneByOne,
-			loaded.Ms(p50[round]), loaded.Ms(p99[round]), loaded.Ms(warmCPU[round]), size.Load())
+			loaded.Ms(p50[round]), loaded.Ms(p99[round]), loaded.Ms(warmCPU[round]), loaded.Ms(warmPG[round]), warmGC[round], size.Load())
 		if coldStatements != oneByOne {
 			loaded.Check(fmt.Errorf("round %d: the cold dashboard ran %d statements, its distinct tiles one by one %d", round+1, coldStatements, oneByOne))
 		}
@@ -195,6 +228,11 @@ func main() {
 			out[i] = float64(a[i]) / float64(b[i])
 		}
 		return out
+	}
+	if *warmOnly {
+		fmt.Printf("\nmedian (min-max) over %d rounds, ms: warm p50 %s, p99 %s; per retrieve: process CPU %s, PostgreSQL CPU %s (µs)\n",
+			env.Runs, loaded.Spread(p50), loaded.Spread(p99), spreadMicros(warmCPU), spreadMicros(warmPG))
+		return
 	}
 	fmt.Printf("\nmedian (min-max) over %d rounds, ms:\n", env.Runs)
 	fmt.Printf("  cold dashboard, %d clients:   %s, process CPU %s\n", *clients, loaded.Spread(cold), loaded.Spread(coldCPU))
@@ -207,7 +245,8 @@ func main() {
 	fmt.Printf("  cold / slowest tile:          %s (target at most 1.50)\n", loaded.Ratios(ratio(cold, slowest)))
 	fmt.Printf("  warm p50:                     %s\n", loaded.Spread(p50))
 	fmt.Printf("  warm p99:                     %s (target under 20)\n", loaded.Spread(p99))
-	fmt.Printf("  warm process CPU per retrieve (server and client): %s; answer %d bytes\n", loaded.Spread(warmCPU), size.Load())
+	fmt.Printf("  warm CPU per retrieve, µs: process (server and client) %s, PostgreSQL %s; %.0f GCs per round; answer %d bytes\n",
+		spreadMicros(warmCPU), spreadMicros(warmPG), loaded.MedianOf(warmGC), size.Load())
 }
 
 func max0(a, b time.Duration) time.Duration {
@@ -217,16 +256,27 @@ func max0(a, b time.Duration) time.Duration {
 	return b
 }
 
+// spreadMicros is the median of durations in microseconds with their
+// range: a warm retrieve's CPU is a fraction of a millisecond.
+func spreadMicros(ds []time.Duration) string {
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	return fmt.Sprintf("%.0f (%.0f-%.0f)", us(loaded.Median(ds)), us(slices.Min(ds)), us(slices.Max(ds)))
+}
+
 // parallel runs fn n times on each of k goroutines at once and returns
-// every call's latency.
-func parallel(k, n int, fn func()) []time.Duration {
+// every call's latency (and, when calls is not nil, adds each call to
+// it). The goroutines carry the profiler label side=client: the
+// server's goroutines (net/http's) do not, which splits a profile of the
+// shared process between the two.
+func parallel(k, n int, fn func(), calls *[]call) []time.Duration {
 	var mu sync.Mutex
 	var out []time.Duration
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for range k {
+	t0 := time.Now()
+	for client := range k {
 		wg.Add(1)
-		go func() {
+		go pprof.Do(context.Background(), pprof.Labels("side", "client"), func(context.Context) {
 			defer wg.Done()
 			<-start
 			for range n {
@@ -235,11 +285,33 @@ func parallel(k, n int, fn func()) []time.Duration {
 				d := time.Since(t)
 				mu.Lock()
 				out = append(out, d)
+				if calls != nil {
+					*calls = append(*calls, call{client: client, start: t.Sub(t0), took: d})
+				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()
 	return out
+}
+
+// call is one timed call of parallel's: its client, when it started
+// after the phase did, how long it took.
+type call struct {
+	client      int
+	start, took time.Duration
+}
+
+// writeCalls writes calls, one a line (client, start and latency in ms),
+// in the order they started: where a round's slowest retrieves fall.
+func writeCalls(path string, calls []call) {
+	slices.SortFunc(calls, func(a, b call) int { return cmp.Compare(a.start, b.start) })
+	var b bytes.Buffer
+	fmt.Fprintln(&b, "client\tstart_ms\tlatency_ms")
+	for _, c := range calls {
+		fmt.Fprintf(&b, "%d\t%.3f\t%.3f\n", c.client, loaded.Ms(c.start), loaded.Ms(c.took))
+	}
+	loaded.Check(os.WriteFile(path, b.Bytes(), 0o644))
 }
