@@ -32,6 +32,9 @@ type eventSource struct {
 	// type's join (groups.go), by type index.
 	groupCols [maxGroupTypeIndex + 1][]string
 	weekMode  string
+	// settings are the engine settings a join written so far asks for
+	// (sessionJoinSettings).
+	settings []string
 }
 
 // scope is how compiled expressions read values: every value bound as a
@@ -66,7 +69,7 @@ func newEventSource(c *Common, f Facts) *eventSource {
 
 // statement is the finished statement with the source's parameters.
 func (s *eventSource) statement(sql string) Statement {
-	return Statement{SQL: sql, Params: s.params}
+	return Statement{SQL: sql, Params: s.params, Settings: s.settings}
 }
 
 // joins says what a read of events joins.
@@ -95,8 +98,19 @@ func (s *eventSource) from(j joins) string {
 	}
 	if j.sessions && len(s.sessionCols) > 0 {
 		sql += "\n" + s.sessionJoin()
+		s.setting(sessionJoinSetting)
 	}
 	return sql + s.groupJoins()
+}
+
+// setting asks the engine for a setting once.
+func (s *eventSource) setting(set string) {
+	for _, have := range s.settings {
+		if have == set {
+			return
+		}
+	}
+	s.settings = append(s.settings, set)
 }
 
 // personID is an event's person: through the overrides of merged persons

@@ -16,6 +16,11 @@ import (
 type Statement struct {
 	SQL    string
 	Params map[string]any
+	// Settings are engine settings the statement asks for ("name = literal"),
+	// fixed text of the builder's, never a request's values. WithLimits, which
+	// every served statement passes through, writes them into its SETTINGS
+	// clause.
+	Settings []string
 }
 
 // String renders the statement for logs and golden files: the SQL, then
@@ -24,6 +29,9 @@ func (s Statement) String() string {
 	var b strings.Builder
 	b.WriteString(strings.TrimSpace(s.SQL))
 	b.WriteString("\n")
+	if len(s.Settings) > 0 {
+		b.WriteString("SETTINGS " + strings.Join(s.Settings, ", ") + "\n")
+	}
 	names := make([]string, 0, len(s.Params))
 	for k := range s.Params {
 		names = append(names, k)
@@ -58,7 +66,8 @@ func DefaultLimits() Limits {
 // They are the server's configuration, never request values, and
 // ClickHouse takes settings only as literals.
 func WithLimits(stmt Statement, l Limits) Statement {
-	var set []string
+	set := append([]string(nil), stmt.Settings...)
+	stmt.Settings = nil
 	if l.MaxExecutionTime > 0 {
 		set = append(set, fmt.Sprintf("max_execution_time = %d", l.MaxExecutionTime))
 	}

@@ -101,6 +101,7 @@ FROM (
     GROUP BY raw_value
 )
 GROUP BY breakdown
+SETTINGS query_plan_join_swap_table = 'false'
 -- date_from = time.Date(2026, time.March, 2, 23, 0, 0, 0, time.UTC)
 -- date_to = time.Date(2026, time.March, 10, 22, 59, 59, 999999000, time.UTC)
 -- p0 = "$pageview"

@@ -31,6 +31,7 @@ FROM (
     )
     GROUP BY ts_bucket, breakdown
 )
+SETTINGS query_plan_join_swap_table = 'false'
 -- breakdown_limit = 25
 -- breakdown_null = "$$_posthog_breakdown_null_$$"
 -- breakdown_other = "$$_posthog_breakdown_other_$$"
