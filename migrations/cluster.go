@@ -235,7 +235,7 @@ var columnOps = map[string]bool{"ADD COLUMN": true, "MODIFY COLUMN": true, "DROP
 // as the first did; anything else is refused.
 var idempotentOps = map[string]string{"ADD COLUMN": "IF NOT EXISTS", "ADD INDEX": "IF NOT EXISTS",
 	"ADD PROJECTION": "IF NOT EXISTS", "DROP COLUMN": "IF EXISTS", "DROP INDEX": "IF EXISTS",
-	"DROP PROJECTION": "IF EXISTS", "MODIFY COLUMN": "", "MATERIALIZE INDEX": "", "MATERIALIZE PROJECTION": "",
+	"DROP PROJECTION": "IF EXISTS", "MODIFY COLUMN": "", "MATERIALIZE COLUMN": "", "MATERIALIZE INDEX": "", "MATERIALIZE PROJECTION": "",
 	"COMMENT COLUMN": ""}
 
 // alterTable runs the ALTER on every node: on a sharded table's local

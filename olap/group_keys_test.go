@@ -105,3 +105,67 @@ func TestGroupKeysHoldEveryKeyOfEventsAndGroups(t *testing.T) {
 		}
 	})
 }
+
+// Breakdowns by a group property read each event's key hash from
+// mat_group_N_hash (migration 0011) where the group lookup hashes the
+// groups' keys with cityHash64: the two must agree for every key an event
+// can carry, inserted now or before the migration (its statements run
+// again over stored events, as on a data set that predates it).
+func TestStoredGroupKeyHashesAreTheKeysCityHash64(t *testing.T) {
+	ctx := context.Background()
+	team := time.Now().UnixNano()
+	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	var events []Event
+	for i, props := range []string{
+		`{"$group_0": "acme", "$group_2": "eu"}`,
+		`{"$group_0": "x'; DROP TABLE events; --", "$group_4": "\u0000\n"}`,
+		`{"$group_1": ""}`,
+		`{"$group_0": 7, "$group_1": {"a": [1]}}`,
+		`{"$group_3": "Ünïcode 🚀"}`,
+		`{}`,
+	} {
+		events = append(events, Event{UUID: uuid.New(), TeamID: team, Event: "e", DistinctID: fmt.Sprint("d", i),
+			PersonID: uuid.New(), Timestamp: ts, Properties: props, CreatedAt: ts})
+	}
+	if err := engine.InsertEvents(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T) {
+		t.Helper()
+		rows, err := engine.Query(ctx, querybuilder.Statement{SQL: `SELECT count(),
+    countIf(mat_group_0_hash != cityHash64(mat_group_0) OR mat_group_1_hash != cityHash64(mat_group_1)
+        OR mat_group_2_hash != cityHash64(mat_group_2) OR mat_group_3_hash != cityHash64(mat_group_3)
+        OR mat_group_4_hash != cityHash64(mat_group_4)),
+    countIf(mat_group_0_hash != cityHash64(''))
+FROM events WHERE team_id = {team:Int64}`, Params: map[string]any{"team": team}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rows.Data[0]...); got != "6 0 3" {
+			t.Fatalf("events, events whose stored hashes differ from their keys', events with a $group_0: %s, want 6 0 3", got)
+		}
+	}
+	t.Run("inserted events carry their keys' hashes", check)
+	t.Run("the migration run again over stored events changes none", func(t *testing.T) {
+		ms, err := migrations.ClickHouse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := false
+		for _, m := range ms {
+			if m.Name != "group_key_hashes" {
+				continue
+			}
+			for _, s := range m.Statements() {
+				if err := engine.Exec(Maintenance(ctx), querybuilder.Statement{SQL: s}); err != nil {
+					t.Fatalf("%v\n%s", err, s)
+				}
+			}
+			ran = true
+		}
+		if !ran {
+			t.Fatal("no migration named group_key_hashes")
+		}
+		check(t)
+	})
+}

@@ -224,7 +224,8 @@ func TestPropertiesAreJSONWithTheirMaterializedColumns(t *testing.T) {
 		     OR mat_screen_name != JSONExtractString(properties, '$screen_name') OR mat_session_id != JSONExtractString(properties, '$session_id')
 		     OR mat_browser != JSONExtractString(properties, '$browser') OR mat_os != JSONExtractString(properties, '$os')
 		     OR mat_device_type != JSONExtractString(properties, '$device_type') OR mat_group_0 != JSONExtractString(properties, '$group_0')
-		     OR mat_group_1 != '' OR mat_group_2 != '' OR mat_group_3 != '' OR mat_group_4 != ''),
+		     OR mat_group_1 != '' OR mat_group_2 != '' OR mat_group_3 != '' OR mat_group_4 != ''
+		     OR mat_group_0_hash != cityHash64(mat_group_0) OR mat_group_1_hash != cityHash64('') OR mat_group_4_hash != cityHash64('')),
 		countIf(mat_browser = '' OR mat_os = '' OR mat_device_type = '' OR mat_group_0 = '' OR toUUIDOrZero(mat_session_id) = toUUID('00000000-0000-0000-0000-000000000000') OR NOT JSONHas(properties, '$referrer')),
 		countIf(event != '$screen' AND (NOT startsWith(mat_current_url, 'https://') OR NOT endsWith(mat_current_url, mat_pathname))),
 		countIf(event = '$screen' AND (mat_screen_name = '' OR mat_current_url != '')),

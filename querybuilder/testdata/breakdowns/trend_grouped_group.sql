@@ -35,7 +35,7 @@ FROM (
                     SELECT ts_bucket, breakdown_raw, count() AS c
                     FROM (
                         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
-                            if(tupleElement(breakdown_lookup, 5), transform(cityHash64(e.mat_group_1), tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)), transform(e.mat_group_1, tupleElement(breakdown_lookup, 4), tupleElement(breakdown_lookup, 2), toUInt32(0))) AS breakdown_raw
+                            if(tupleElement(breakdown_lookup, 5), transform(e.mat_group_1_hash, tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)), transform(e.mat_group_1, tupleElement(breakdown_lookup, 4), tupleElement(breakdown_lookup, 2), toUInt32(0))) AS breakdown_raw
                         FROM events AS e
                         WHERE e.team_id = {team:Int64}
                           AND e.event = {p0:String}

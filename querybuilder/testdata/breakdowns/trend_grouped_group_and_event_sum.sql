@@ -36,7 +36,7 @@ FROM (
                     FROM (
                         SELECT toDate(e.timestamp, {tz:String}) AS ts_bucket,
                             if(e.timestamp >= {date_from:DateTime64(6, 'UTC')}, 0, 1) AS period,
-                            if(tupleElement(breakdown_lookup, 5), transform(cityHash64(e.mat_group_0), tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)), transform(e.mat_group_0, tupleElement(breakdown_lookup, 4), tupleElement(breakdown_lookup, 2), toUInt32(0))) AS breakdown_raw,
+                            if(tupleElement(breakdown_lookup, 5), transform(e.mat_group_0_hash, tupleElement(breakdown_lookup, 1), tupleElement(breakdown_lookup, 2), toUInt32(0)), transform(e.mat_group_0, tupleElement(breakdown_lookup, 4), tupleElement(breakdown_lookup, 2), toUInt32(0))) AS breakdown_raw,
                             JSONExtractString(e.properties, {p3:String}) AS breakdown_key_1,
                             cityHash64(breakdown_key_1) AS breakdown_hash_1,
                             sipHash64(breakdown_key_1) AS breakdown_check_1,
