@@ -33,7 +33,7 @@ type eventSource struct {
 	groupCols [maxGroupTypeIndex + 1][]string
 	weekMode  string
 	// settings are the engine settings a join written so far asks for
-	// (sessionJoinSettings).
+	// (sessionJoinSetting).
 	settings []string
 }
 
