@@ -2,6 +2,7 @@ package querybuilder
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -103,14 +104,12 @@ func (s *eventSource) from(j joins) string {
 	return sql + s.groupJoins()
 }
 
-// setting asks the engine for a setting once.
+// setting asks the engine for a setting once (a statement may write the
+// same join for several series).
 func (s *eventSource) setting(set string) {
-	for _, have := range s.settings {
-		if have == set {
-			return
-		}
+	if !slices.Contains(s.settings, set) {
+		s.settings = append(s.settings, set)
 	}
-	s.settings = append(s.settings, set)
 }
 
 // personID is an event's person: through the overrides of merged persons
