@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TrendsQuery is a validated trends request (insights/trend): one series
@@ -151,6 +152,14 @@ func (q *TrendsQuery) Validate() error {
 		} else {
 			q.Range.compareUnit, q.Range.compareN = m[2][0], n
 		}
+	}
+	if q.Compare && pr.ok() && q.Range.previous().From.Before(minDate) {
+		attr := "compare"
+		if strings.TrimSpace(q.CompareTo) != "" {
+			attr = "compare_to"
+		}
+		pr.add(attr, "the compared period would start on %s, before 1970-01-01, the earliest date an analysis can cover",
+			q.Range.previous().From.Format(time.DateOnly))
 	}
 	return pr.err()
 }

@@ -70,6 +70,8 @@ func TestTrendsValidationNamesEveryBadParameter(t *testing.T) {
 			Project{}, []string{"compare", "display", "events", "interval"}},
 		{"a bad compare_to", `{"events": [{"id": "x"}], "compare": true, "compare_to": "last year"}`, Project{}, []string{"compare_to"}},
 		{"a zero compare_to", `{"events": [{"id": "x"}], "compare": true, "compare_to": "-0d"}`, Project{}, []string{"compare_to"}},
+		{"a compare_to before 1970", `{"events": [{"id": "x"}], "compare": true, "compare_to": "-9999y"}`, Project{}, []string{"compare_to"}},
+		{"a compared period before 1970", `{"events": [{"id": "x"}], "compare": true, "date_from": "1970-01-01", "date_to": "1970-01-05"}`, Project{}, []string{"compare"}},
 		{"a bad entity field", `{"events": [{"id": "x", "order": "first"}]}`, Project{}, []string{"events"}},
 	}
 	for _, tc := range cases {
