@@ -229,3 +229,40 @@ func TestABodyCutShortIs400(t *testing.T) {
 		})
 	}
 }
+
+// A number PostgreSQL's jsonb cannot hold (1e200000) was a 500 in every
+// stored document; one it can (1e131071) was stored as 128 kB of digits.
+// Numbers beyond a double's range are refused naming the field; the
+// largest and smallest doubles are stored.
+func TestNumbersBeyondADoubleAreRefusedInStoredDocuments(t *testing.T) {
+	f := newFixture(t)
+	key := f.a.PersonalAPIKey
+	insight := f.newInsight(t, map[string]any{"name": "i"})
+	_, dash := call(t, f.h, "POST", f.dashboards(f.a.ProjectID), key, map[string]any{"name": "d"})
+	cases := []struct{ method, path, field, body string }{
+		{"PATCH", f.insight(f.a.ProjectID, insight["id"]), "filters", `{"filters": {"insight": "TRENDS", "events": [], "x": %s}}`},
+		{"POST", f.insights(f.a.ProjectID), "query", `{"query": {"kind": "TrendsQuery", "x": [%s]}}`},
+		{"PATCH", f.project(f.a.OrganizationID, f.a.ProjectID), "extra_settings", `{"extra_settings": {"v": %s}}`},
+		{"PATCH", f.dashboard(f.a.ProjectID, dash["id"]), "filters", `{"filters": {"properties": [{"key": "n", "value": %s, "operator": "exact", "type": "event"}]}}`},
+		{"POST", fmt.Sprintf("/api/projects/%d/actions/", f.a.ProjectID), "steps", `{"name": "a", "steps": [{"event": "e", "properties": [{"key": "n", "value": %s, "type": "event"}]}]}`},
+	}
+	for _, tc := range cases {
+		for _, n := range []string{"1e200000", "1e131071", "1e400", "-1e309", "1e-400", "0.5e-20000", "0e-20000", "1." + strings.Repeat("0", 17000)} {
+			t.Run(fmt.Sprintf("%s %s with %s is 400 naming %s", tc.method, tc.path, n, tc.field), func(t *testing.T) {
+				w := send(t, f, tc.method, tc.path, key, fmt.Sprintf(tc.body, n))
+				var out map[string]any
+				_ = json.Unmarshal(w.Body.Bytes(), &out)
+				if w.Code != 400 || out["attr"] != tc.field || !strings.Contains(fmt.Sprint(out["detail"]), "double") {
+					t.Fatalf("%d %s", w.Code, w.Body)
+				}
+			})
+		}
+		for _, n := range []string{"1.7976931348623157e308", "-5e-324", "0e-400", "123456789012345678901234567890"} {
+			t.Run(fmt.Sprintf("%s %s with %s is stored", tc.method, tc.path, n), func(t *testing.T) {
+				if w := send(t, f, tc.method, tc.path, key, fmt.Sprintf(tc.body, n)); w.Code >= 300 {
+					t.Fatalf("%d %s", w.Code, w.Body)
+				}
+			})
+		}
+	}
+}

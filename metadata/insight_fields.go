@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jmoiron/sqlx/types"
@@ -253,6 +254,32 @@ func jsonDocument(raw json.RawMessage) (types.JSONText, any, string) {
 	return types.JSONText(b), v, ""
 }
 
+// checkNumber refuses a number no double can hold (1e400, 1e-400), and
+// one written longer or with a larger exponent than a double needs
+// (0e-20000): PostHog's clients could not read it back, PostgreSQL's
+// numeric refuses the extreme ones (past 1e131071, or more than 16383
+// digits after the point), and takes the others digit by digit, a
+// 10-byte number becoming 128 kB.
+func checkNumber(n json.Number) string {
+	f, err := strconv.ParseFloat(string(n), 64)
+	mantissa, exp, _ := strings.Cut(strings.ToLower(string(n)), "e")
+	e, expErr := 0, error(nil)
+	if exp != "" {
+		e, expErr = strconv.Atoi(exp)
+	}
+	if err != nil || expErr != nil || len(n) > maxNumberLength || e > maxNumberExponent || e < -maxNumberExponent ||
+		(f == 0 && strings.ContainsAny(mantissa, "123456789")) {
+		return fmt.Sprintf("Numbers must be within the range of a double (about 1e-308 to 1e308), written in at most %d characters "+
+			"with an exponent of at most %d; got %.40s.", maxNumberLength, maxNumberExponent, n)
+	}
+	return ""
+}
+
+const (
+	maxNumberLength   = 400
+	maxNumberExponent = 400
+)
+
 func checkDocument(v any, depth int) string {
 	if depth > jsonDepthMax {
 		return fmt.Sprintf("Must not nest deeper than %d levels.", jsonDepthMax)
@@ -262,6 +289,8 @@ func checkDocument(v any, depth int) string {
 		if strings.ContainsRune(x, 0) {
 			return noNUL
 		}
+	case json.Number:
+		return checkNumber(x)
 	case []any:
 		for _, e := range x {
 			if p := checkDocument(e, depth+1); p != "" {
