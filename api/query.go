@@ -251,6 +251,9 @@ func starObject(v any) any {
 // code stays the server's error.
 var statementCodes = map[int32]bool{
 	6:   true, // CANNOT_PARSE_TEXT
+	12:  true, // PARAMETER_OUT_OF_BOUND
+	25:  true, // CANNOT_PARSE_ESCAPE_SEQUENCE
+	26:  true, // CANNOT_PARSE_QUOTED_STRING
 	27:  true, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
 	34:  true, // TOO_MANY_ARGUMENTS_FOR_FUNCTION
 	35:  true, // TOO_FEW_ARGUMENTS_FOR_FUNCTION
@@ -266,17 +269,27 @@ var statementCodes = map[int32]bool{
 	69:  true, // ARGUMENT_OUT_OF_BOUND
 	70:  true, // CANNOT_CONVERT_TYPE
 	72:  true, // CANNOT_PARSE_NUMBER
+	117: true, // INCORRECT_DATA
 	125: true, // INCORRECT_RESULT_OF_SCALAR_SUBQUERY
+	128: true, // TOO_LARGE_ARRAY_SIZE
+	130: true, // CANNOT_READ_ARRAY_FROM_TEXT
+	131: true, // TOO_LARGE_STRING_SIZE
 	153: true, // ILLEGAL_DIVISION
 	179: true, // MULTIPLE_EXPRESSIONS_FOR_ALIAS
 	184: true, // ILLEGAL_AGGREGATION
 	190: true, // SIZES_OF_ARRAYS_DONT_MATCH
+	191: true, // SET_SIZE_LIMIT_EXCEEDED
 	215: true, // NOT_AN_AGGREGATE
 	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
 	352: true, // AMBIGUOUS_COLUMN_NAME
+	376: true, // CANNOT_PARSE_UUID
 	386: true, // NO_COMMON_TYPE
+	395: true, // FUNCTION_THROW_IF_VALUE_IS_NON_ZERO
 	403: true, // INVALID_JOIN_ON_EXPRESSION
 	407: true, // DECIMAL_OVERFLOW
+	427: true, // CANNOT_COMPILE_REGEXP (a pattern of the statement, not of filters)
+	467: true, // CANNOT_PARSE_BOOL
+	691: true, // UNKNOWN_ELEMENT_OF_ENUM
 }
 
 // statementError answers the engine's refusal of a user's statement (a
