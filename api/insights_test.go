@@ -385,6 +385,10 @@ func TestInsightListFiltersOrderAndPages(t *testing.T) {
 		if past["count"] != float64(1) || len(past["results"].([]any)) != 0 {
 			t.Fatalf("past the end: %v", past)
 		}
+		_, last := call(t, f.h, "GET", f.insights(f.a.ProjectID)+"?offset=9223372036854775807", key, nil)
+		if last["count"] != float64(3) || last["next"] != nil || len(last["results"].([]any)) != 0 {
+			t.Fatalf("the largest offset: %v", last)
+		}
 	})
 	for _, q := range []string{"created_by=x", "created_by=0", "saved=maybe", "favorited=", "insight=PIE", "limit=0", "offset=-1"} {
 		t.Run(q+" is 400 naming the parameter", func(t *testing.T) {

@@ -39,7 +39,7 @@ func page(c *gin.Context) (limit, offset int, err error) {
 // paginated writes the list envelope with absolute next/previous URLs.
 func paginated(c *gin.Context, total, limit, offset int, results any) {
 	var next, prev *string
-	if offset+limit < total {
+	if total-offset > limit { // not offset+limit < total: that overflows for the largest offsets
 		u := pageURL(c, limit, offset+limit)
 		next = &u
 	}
