@@ -75,13 +75,18 @@ func (s *Server) analyze(route string) gin.HandlerFunc {
 			writeError(c, err)
 			return
 		}
+		mode, err := analysisRefreshMode(refreshParam(c, params))
+		if err != nil {
+			writeError(c, err)
+			return
+		}
 		a, err := s.prepare(c.Request.Context(), p, kind, params)
 		if err != nil {
 			writeError(c, err)
 			return
 		}
 		ctx := c.Request.Context()
-		r, err := s.analysisResult(ctx, a.pol, analysisRefreshMode(refreshParam(c, params)), s.compute(a, queryID))
+		r, err := s.analysisResult(ctx, a.pol, mode, s.compute(a, queryID))
 		if err != nil {
 			writeError(c, err)
 			return

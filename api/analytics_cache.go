@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,15 +81,18 @@ func insightRefreshMode(v string) refreshMode {
 }
 
 // analysisRefreshMode reads an analysis request's refresh: any request to
-// refresh recomputes, as PostHog's legacy analysis endpoints do.
-func analysisRefreshMode(v string) refreshMode {
-	switch strings.ToLower(strings.Trim(v, `" `)) {
-	case "true", "1", "force_blocking", "force_async":
-		return refreshAlways
-	case "force_cache":
-		return refreshNever
+// refresh recomputes, as PostHog's legacy analysis endpoints do. A value
+// no PostHog client sends is refused naming refresh.
+func analysisRefreshMode(v string) (refreshMode, error) {
+	switch s := strings.ToLower(strings.Trim(v, `" `)); {
+	case s == "true" || s == "1" || s == "force_blocking" || s == "force_async":
+		return refreshAlways, nil
+	case s == "force_cache":
+		return refreshNever, nil
+	case s == "" || s == "null" || slices.Contains(refreshModes, s):
+		return refreshIfStale, nil
 	}
-	return refreshIfStale
+	return refreshIfStale, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+".")
 }
 
 // cachePolicy is what judging a result's age needs to know of its request.

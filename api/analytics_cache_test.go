@@ -274,6 +274,32 @@ func TestTrendEndpointAnswersFromTheCache(t *testing.T) {
 			t.Fatalf("%v", out)
 		}
 	})
+	t.Run("a refresh no client sends is 400 naming it, in the query string, the body or the query API's", func(t *testing.T) {
+		for _, tc := range []struct {
+			query string
+			body  any
+		}{
+			{"?refresh=bogus", filter},
+			{"", map[string]any{"filters": filter, "refresh": "later"}},
+			{"", map[string]any{"filters": filter, "refresh": map[string]any{"x": 1}}},
+		} {
+			if st, out := call(t, f.h, "POST", f.trend(team)+tc.query, key, tc.body); st != 400 || out["attr"] != "refresh" {
+				t.Fatalf("%s %v: %d %v", tc.query, tc.body, st, out)
+			}
+		}
+		for _, refresh := range []any{"bogus", map[string]any{"x": 1}, 7} {
+			body := map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}, "refresh": refresh}
+			if st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/query/", team), key, body); st != 400 || out["attr"] != "refresh" {
+				t.Fatalf("query API refresh %v: %d %v", refresh, st, out)
+			}
+		}
+		for _, refresh := range []any{true, false, "blocking", "async", "lazy_async", "force_cache", nil} {
+			body := map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}, "refresh": refresh}
+			if st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/query/", team), key, body); st != 200 {
+				t.Fatalf("query API refresh %v: %d %v", refresh, st, out)
+			}
+		}
+	})
 	t.Run("force_cache answers null when nothing is cached", func(t *testing.T) {
 		out := post("?refresh=force_cache", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "date_from": "2026-01-01", "date_to": "2026-01-02"})
 		if out["result"] != nil || out["is_cached"] != false || out["last_refresh"] != nil {

@@ -79,6 +79,10 @@ func (s *Server) query(c *gin.Context) {
 		writeError(c, Invalid("query", "query is required: a query node such as {\"kind\": \"HogQLQuery\", \"query\": \"SELECT ...\"}."))
 		return
 	}
+	if _, err := queryRefreshMode(body.Refresh); err != nil {
+		writeError(c, err)
+		return
+	}
 	kind := querybuilder.NodeKind(body.Query)
 	switch {
 	case querybuilder.IsInsightNode(kind):
@@ -122,7 +126,8 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 		writeError(c, err)
 		return
 	}
-	r, err := s.analysisResult(c.Request.Context(), a.pol, queryRefreshMode(body.Refresh), s.compute(a, queryID))
+	mode, _ := queryRefreshMode(body.Refresh) // checked by query
+	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.compute(a, queryID))
 	if err != nil {
 		writeError(c, err)
 		return
@@ -138,7 +143,7 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 // queryRefreshMode reads PostHog's refresh of the query API: blocking
 // (the default) answers a fresh cached result, force_blocking and true
 // recompute, force_cache answers only the cache.
-func queryRefreshMode(raw json.RawMessage) refreshMode {
+func queryRefreshMode(raw json.RawMessage) (refreshMode, error) {
 	return analysisRefreshMode(string(raw))
 }
 
