@@ -266,6 +266,20 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 			got, count := p.follow(t, u["url"])
 			samePeople(t, fmt.Sprintf("%d days", k+1), got, count, int(sticky[0].Data[k]), personKeys(events, roots))
 		}
+		// A number of days outside the range's 1 to 10 lists nobody: it is
+		// refused naming stickiness_days (a negative one once read as 0).
+		first, _ := url.Parse(sticky[0].PersonsURLs[0]["url"])
+		for _, bad := range []string{"-3", "0", "11"} {
+			q := first.Query()
+			q.Set("stickiness_days", bad)
+			r := httptest.NewRequest("GET", first.Path+"?"+q.Encode(), nil)
+			r.Header.Set("Authorization", "Bearer "+p.key)
+			w := httptest.NewRecorder()
+			p.env.h.ServeHTTP(w, r)
+			if w.Code != 400 || !strings.Contains(w.Body.String(), `"attr":"stickiness_days"`) {
+				t.Fatalf("stickiness_days=%s: %d %s", bad, w.Code, w.Body)
+			}
+		}
 		var life []struct {
 			Status      string              `json:"status"`
 			Data        []float64           `json:"data"`

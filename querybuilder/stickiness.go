@@ -95,6 +95,9 @@ func (q *StickinessQuery) Actors(sel Params, f Facts, page Page) (Statement, err
 	if period < 0 || period > 1 || (period == 1 && !q.Compare) {
 		pr.add("period", "period must be 0, or 1 with compare")
 	}
+	if n := q.Range.count(); sel.present("stickiness_days") && (days < 1 || days > n) {
+		pr.add("stickiness_days", "stickiness_days must be a number of intervals of the range, 1 to %d; got %d", n, days)
+	}
 	if !pr.ok() {
 		return Statement{}, pr.err()
 	}
@@ -103,7 +106,7 @@ func (q *StickinessQuery) Actors(sel Params, f Facts, page Page) (Statement, err
 		return Statement{}, err
 	}
 	sub := "SELECT a AS actor\nFROM (\n" + indent(sb.perActor(series)) + "\n)\nWHERE period = " + sb.s.bind("UInt8", uint8(period)) +
-		" AND buckets = " + sb.s.bind("UInt64", uint64(max(days, 0)))
+		" AND buckets = " + sb.s.bind("UInt64", uint64(days))
 	return actorsPage(sb.s, sub, page), nil
 }
 
