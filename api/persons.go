@@ -232,8 +232,12 @@ func (s *Server) updatePerson(c *gin.Context) {
 	}
 	s.ingest.note(p.ID)
 	persons, _, err = s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
-	if err != nil || len(persons) == 0 {
+	if err != nil {
 		writeError(c, err)
+		return
+	}
+	if len(persons) == 0 { // deleted since it was read above
+		writeError(c, NotFound())
 		return
 	}
 	render(c, http.StatusOK, persons[0])
