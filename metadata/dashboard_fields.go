@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx/types"
+
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // Bounds on a dashboard: PostHog's column sizes (name 400, a text tile's
@@ -141,8 +143,12 @@ func parseDashboardFilters(raw json.RawMessage) (any, string) {
 	for k, x := range v {
 		switch k {
 		case "date_from", "date_to":
-			if _, ok := x.(string); !ok && x != nil {
+			d, ok := x.(string)
+			if !ok && x != nil {
 				return nil, fmt.Sprintf("filters.%s must be a date string or null.", k)
+			}
+			if err := querybuilder.CheckDate(d, k == "date_from"); ok && d != "" && err != nil {
+				return nil, fmt.Sprintf("filters.%s: %v.", k, err)
 			}
 		case "properties":
 			switch p := x.(type) {

@@ -145,6 +145,22 @@ func (c clock) parse(s string, end bool) (t time.Time, dateOnly bool, err error)
 	return time.Time{}, false, fmt.Errorf("%q is not a date: %s", s, dateGrammar)
 }
 
+// CheckDate reports whether s is a date an analysis accepts as date_from
+// (from true: "all" too) or date_to, for values stored now and read
+// later (a dashboard's filters), so that a bad one is refused when saved
+// rather than failing every tile after. A relative date is judged
+// against today in UTC.
+func CheckDate(s string, from bool) error {
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		if from {
+			return nil
+		}
+		return fmt.Errorf("date_to cannot be all: %s", dateGrammar)
+	}
+	_, _, err := clock{now: time.Now(), loc: time.UTC}.parse(s, !from)
+	return err
+}
+
 func (c clock) inRange(s string, t time.Time) error {
 	if t.Before(minDate) || !t.Before(maxDate) {
 		return fmt.Errorf("%q is outside the dates an analysis can cover (1970 to 2199)", s)
