@@ -167,6 +167,10 @@ func TestHogQLQueriesOnKnownData(t *testing.T) {
 		{`SELECT e.event FROM events AS e WHERE e.distinct_id IN (SELECT distinct_id FROM events WHERE event = 'signup') AND e.event = 'signup' ORDER BY e.timestamp LIMIT 2`, nil, `[["signup"],["signup"]]`, true},
 		{`WITH t AS (SELECT distinct_id, count() AS n FROM events GROUP BY distinct_id) SELECT max(n) FROM t`, nil, `[[4]]`, false},
 		{`SELECT a.event FROM events AS a JOIN events AS b ON a.event = b.event`, nil, "", true},
+		// Each part of a union keeps its own LIMIT; the union is read under the default one.
+		{`SELECT event FROM events WHERE event = 'signup' LIMIT 1 UNION ALL SELECT event FROM events WHERE event = 'signup'`, nil, `[["signup"],["signup"],["signup"],["signup"]]`, false},
+		{`SELECT event FROM events WHERE event = 'signup' UNION ALL SELECT event FROM events WHERE event = 'signup' LIMIT 2`, nil, `[["signup"],["signup"],["signup"],["signup"],["signup"]]`, false},
+		{`SELECT a.event FROM events AS a JOIN events AS b ON a.event = b.event UNION ALL SELECT event FROM events LIMIT 1000`, nil, "", true},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			code, body := hog(t, tc.query, tc.values)

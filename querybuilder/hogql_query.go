@@ -168,18 +168,18 @@ func BuildHogQL(text string, values map[string]any, env Env, attr string) (HogQL
 // Every value is bound by b, which holds {team}; cond is added to the
 // statement's own events scan ("" for none, else starting with AND).
 func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, b *binder, cond string) (HogQLStatement, error) {
+	// One row past the limit tells that there are more. In a union each
+	// part's LIMIT is its own (ClickHouse's reading): the union is read
+	// through a select of its own, under the default limit.
 	limit := HogQLDefaultLimit
-	if s.Limit != nil {
+	union := len(s.UnionAll) > 0
+	if s.Limit != nil && !union {
 		n, err := limitValue(s.Limit, values)
 		if err != nil {
 			return HogQLStatement{}, &ValidationError{Attr: attr, Detail: err.Error()}
 		}
 		limit = int(min(n, HogQLMaxLimit))
 	}
-	// One row past the limit tells that there are more. A union's LIMIT
-	// belongs to its last part, so a union is read through a select of
-	// its own that asks for that row.
-	union := len(s.UnionAll) > 0
 	if !union {
 		s.Limit = &hogql.Constant{Value: int64(limit + 1)}
 	}
