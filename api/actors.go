@@ -81,15 +81,24 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			writeError(c, err)
 			return
 		}
+		total := pageTotal(rows, 1)
+		if len(rows.Data) == 0 && page.Offset > 0 {
+			// Past the last page no row carries the total: read it from the first.
+			stmt, err := lister.Actors(params, f, querybuilder.Page{Limit: 1})
+			if err == nil {
+				rows, err = s.userQuery(ctx, p.ID, stmt)
+			}
+			if err != nil {
+				writeError(c, err)
+				return
+			}
+			total, rows.Data = pageTotal(rows, 1), nil
+		}
 		var ids []string
 		var appearances [][]int // a retention row's: per actor, 0 or 1 per interval
-		total := 0
 		for _, r := range rows.Data {
 			id, _ := r[0].(string)
 			ids = append(ids, id)
-			if n, ok := r[1].(uint64); ok {
-				total = int(n)
-			}
 			if len(r) > 2 {
 				appearances = append(appearances, intList(r[2]))
 			}

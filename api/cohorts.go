@@ -214,14 +214,21 @@ func (s *Server) cohortPersons(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	total := pageTotal(rows, 1)
+	if len(rows.Data) == 0 && offset > 0 {
+		// Past the last page no row carries the total: read it from the first.
+		first, err := s.engine.Query(olap.WithProject(ctx, p.ID),
+			querybuilder.CohortMembersPage(s.analysisEnv(p), cohortEnv(co), querybuilder.Page{Limit: 1}))
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		total = pageTotal(first, 1)
+	}
 	var ids []string
-	total := 0
 	for _, r := range rows.Data {
 		id, _ := r[0].(string)
 		ids = append(ids, id)
-		if n, ok := r[1].(uint64); ok {
-			total = int(n)
-		}
 	}
 	people, err := s.actorsOf(ctx, p, ids)
 	if err != nil {

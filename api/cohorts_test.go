@@ -137,6 +137,10 @@ func TestCohortsAPI(t *testing.T) {
 		if len(seen) != 3 || !seen["a"] || !seen["b"] || !seen["c"] {
 			t.Fatalf("members: %v", seen)
 		}
+		if _, out = call(t, env.h, "GET", fmt.Sprintf("%s%d/persons/?offset=1000", base, sid), key, nil); out["count"] != float64(3) ||
+			len(out["results"].([]any)) != 0 || out["next"] != nil {
+			t.Fatalf("past the end: %v", out)
+		}
 		// Persons added by PATCH join at the next calculation.
 		if st, out := call(t, env.h, "PATCH", fmt.Sprintf("%s%d/", base, sid), key, map[string]any{"persons": []string{"d"}}); st != 200 || out["is_calculating"] != true {
 			t.Fatalf("add d: %d %v", st, out)

@@ -85,6 +85,12 @@ func (s *Server) listGroups(c *gin.Context) {
 		q.Key = &k
 	}
 	groups, total, err := s.readGroups(c, q)
+	if err == nil && len(groups) == 0 && offset > 0 {
+		// Past the last page no row carries the total: read it from the first.
+		first := q
+		first.Limit, first.Offset = 1, 0
+		_, total, err = s.readGroups(c, first)
+	}
 	if err != nil {
 		writeError(c, err)
 		return

@@ -297,6 +297,7 @@ func TestGroupsAPI(t *testing.T) {
 	}{
 		"newest first": {"group_type_index=0", 3, []string{"beta", "gamma-rocket", "acme"}},
 		"a page":       {"group_type_index=0&limit=1&offset=1", 3, []string{"gamma-rocket"}},
+		"past the end": {"group_type_index=0&offset=1000", 3, []string{}},
 		"search on the key or the properties, any case": {"group_type_index=0&search=ROCKET", 2, []string{"gamma-rocket", "acme"}},
 		"search on a property value":                    {"group_type_index=0&search=food", 2, []string{"beta", "gamma-rocket"}},
 		"one key":                                       {"group_type_index=0&group_key=acme", 1, []string{"acme"}},

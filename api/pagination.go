@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/olap"
 )
 
 const (
@@ -34,6 +35,16 @@ func page(c *gin.Context) (limit, offset int, err error) {
 		offset = n
 	}
 	return limit, offset, nil
+}
+
+// pageTotal is the total a page's rows carry in column col (their
+// count() OVER ()), 0 for no rows.
+func pageTotal(rows *olap.Rows, col int) int {
+	if len(rows.Data) == 0 {
+		return 0
+	}
+	n, _ := rows.Data[0][col].(uint64)
+	return int(n)
 }
 
 // paginated writes the list envelope with absolute next/previous URLs.

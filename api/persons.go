@@ -120,6 +120,12 @@ func (s *Server) listPersons(c *gin.Context) {
 		return
 	}
 	persons, total, err := s.readPersons(c.Request.Context(), p, q.Build())
+	if err == nil && len(persons) == 0 && q.Offset > 0 {
+		// Past the last page no row carries the total: read it from the first.
+		first := *q
+		first.Limit, first.Offset = 1, 0
+		_, total, err = s.readPersons(c.Request.Context(), p, first.Build())
+	}
 	if err != nil {
 		writeError(c, err)
 		return

@@ -47,6 +47,12 @@ func TestPersonsListRetrieveAndValues(t *testing.T) {
 			t.Fatalf("%d %v", st, one)
 		}
 	})
+	t.Run("a page past the end still counts every person", func(t *testing.T) {
+		st, body := list(t, url.Values{"offset": {"1000"}})
+		if st != 200 || body["count"] != 3.0 || len(body["results"].([]any)) != 0 || body["next"] != nil {
+			t.Fatalf("%d %v", st, body)
+		}
+	})
 	for name, tc := range map[string]struct {
 		query url.Values
 		want  string

@@ -280,6 +280,16 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 				t.Fatalf("stickiness_days=%s: %d %s", bad, w.Code, w.Body)
 			}
 		}
+		// A page past the end lists nobody and still counts them all.
+		q := first.Query()
+		q.Set("offset", "1000")
+		r := httptest.NewRequest("GET", first.Path+"?"+q.Encode(), nil)
+		r.Header.Set("Authorization", "Bearer "+p.key)
+		w := httptest.NewRecorder()
+		p.env.h.ServeHTTP(w, r)
+		if want := fmt.Sprintf(`{"next":null,"results":[{"count":%d,"people":[]}]}`, int(sticky[0].Data[0])); w.Code != 200 || w.Body.String() != want {
+			t.Fatalf("past the end: %d %s, want %s", w.Code, w.Body, want)
+		}
 		var life []struct {
 			Status      string              `json:"status"`
 			Data        []float64           `json:"data"`
