@@ -68,18 +68,20 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	events := make([]Event, 0, b.total)
 	updates := make([]*PersonUpdate, 0, b.total)
 	owner := make([]int, 0, b.total)
-	seen := make(map[uuid.UUID]bool, b.total)
+	// Keyed by project and uuid, as every other dedup: one uuid sent to
+	// two projects is two events.
+	seen := make(map[teamUUID]bool, b.total)
 	// retried: client uuids the retry check must look up; known: client
 	// uuids the writer already knows are new.
 	var retried, known []int
 	for gi, r := range group {
 		for i := range r.events {
 			c := &r.events[i]
-			if seen[c.UUID] || (c.ClientUUID && inflight[teamUUID{c.TeamID, c.UUID}] > 0) {
+			if seen[teamUUID{c.TeamID, c.UUID}] || (c.ClientUUID && inflight[teamUUID{c.TeamID, c.UUID}] > 0) {
 				b.results[gi].Duplicates++
 				continue
 			}
-			seen[c.UUID] = true
+			seen[teamUUID{c.TeamID, c.UUID}] = true
 			if c.ClientUUID {
 				if w.recent != nil {
 					if dup, sure := w.recent.lookup(teamUUID{c.TeamID, c.UUID}, c.UUIDTime); dup {
@@ -107,7 +109,7 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	// The retry check and person resolution are independent reads: run
 	// them side by side. Resolving a retried event again changes nothing
 	// (its links and property updates are already in place).
-	var stored map[uuid.UUID]bool
+	var stored map[teamUUID]bool
 	var storedErr error
 	checked := make(chan struct{})
 	start := time.Now()
@@ -132,8 +134,7 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 		return b
 	}
 	for _, i := range append(known, retried...) {
-		if !stored[events[i].UUID] {
-			k := teamUUID{events[i].TeamID, events[i].UUID}
+		if k := (teamUUID{events[i].TeamID, events[i].UUID}); !stored[k] {
 			b.fresh = append(b.fresh, []any{k.team, k.id})
 			b.inflight = append(b.inflight, k)
 			inflight[k]++
@@ -142,7 +143,7 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	if len(stored) > 0 {
 		keep := 0
 		for i := range events {
-			if stored[events[i].UUID] {
+			if stored[teamUUID{events[i].TeamID, events[i].UUID}] {
 				b.results[owner[i]].Duplicates++
 				continue
 			}
@@ -240,7 +241,7 @@ func jsonLines(values []any) (string, error) {
 // keys travel as TSV text in one parameter (numbers and uuids need no
 // escaping), the cheapest form for the engine to read: about 4 ms for
 // 4 000 keys.
-func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (map[uuid.UUID]bool, error) {
+func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (map[teamUUID]bool, error) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
@@ -253,20 +254,21 @@ func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (ma
 		keys.WriteByte('\n')
 	}
 	rows, err := w.engine.Query(ctx, querybuilder.Statement{
-		SQL: `SELECT DISTINCT uuid FROM ` + w.schema.EventUUIDs + `
+		SQL: `SELECT DISTINCT team_id, uuid FROM ` + w.schema.EventUUIDs + `
 WHERE (team_id, uuid) IN (SELECT t, u FROM format(TSV, 't Int64, u UUID', {keys:String}))`,
 		Params: map[string]any{"keys": keys.String()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look up retried events: %w", err)
 	}
-	out := make(map[uuid.UUID]bool, len(rows.Data))
+	out := make(map[teamUUID]bool, len(rows.Data))
 	for _, r := range rows.Data {
-		id, err := cellUUID(r[0])
-		if err != nil {
-			return nil, fmt.Errorf("look up retried events: %w", err)
+		team, ok := r[0].(int64)
+		id, err := cellUUID(r[1])
+		if err != nil || !ok {
+			return nil, fmt.Errorf("look up retried events: %v %w", r[0], err)
 		}
-		out[id] = true
+		out[teamUUID{team, id}] = true
 	}
 	return out, nil
 }

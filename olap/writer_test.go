@@ -283,6 +283,35 @@ func TestTheSameUUIDIsStoredOnce(t *testing.T) {
 	}
 }
 
+// A uuid is an event's within its project: the same uuid sent to two
+// projects in one batch stores both, and a retry to one project in the
+// batch of another's first send drops only the retry. (The batch's
+// duplicate set and the retry check were keyed by uuid alone and dropped
+// the second project's event with a 200.)
+func TestOneUUIDInTwoProjectsIsTwoEvents(t *testing.T) {
+	a, b := newTeam(), newTeam()
+	w := newTestWriter(t)
+	w2 := newTestWriter(t) // no memory of what w stored: the retry check reads ClickHouse
+	ev := capture(a, "signup", "d", t0, nil)
+	ev.ClientUUID = true
+	other := ev
+	other.TeamID = b
+	if res := mustWrite(t, w, ev, other); res.Stored != 2 || res.Duplicates != 0 {
+		t.Fatalf("one batch: stored %d, duplicates %d", res.Stored, res.Duplicates)
+	}
+	c := newTeam()
+	third := ev
+	third.TeamID = c
+	if res := mustWrite(t, w2, ev, third); res.Stored != 1 || res.Duplicates != 1 {
+		t.Fatalf("a retry beside another project's first send: stored %d, duplicates %d", res.Stored, res.Duplicates)
+	}
+	for _, team := range []int64{a, b, c} {
+		if got := eventCount(t, team); got != 1 {
+			t.Fatalf("project %d: %d events, want 1", team, got)
+		}
+	}
+}
+
 func TestGroupCommitUnderFiftyConcurrentSenders(t *testing.T) {
 	team := newTeam()
 	w := newTestWriter(t)
