@@ -187,7 +187,10 @@ func (s *jsonScan) field(key []byte, dst *json.RawMessage, names []string) bool 
 func (s *jsonScan) events() ([]wireEvent, []propertyHead, bool) {
 	// Each event has an "event" key (or is refused): counting them is far
 	// cheaper than growing the lists (nested "event" keys only add room).
-	n := bytes.Count(s.b[s.i:], []byte(`"event"`)) + 1
+	// No more room than a batch may hold, or than the body's bytes can
+	// make events of: a body of nothing but "event" strings (a few kB of
+	// gzip) once sized the lists at 1.3 GB before it was refused.
+	n := min(bytes.Count(s.b[s.i:], []byte(`"event"`)), (len(s.b)-s.i)/len(`{"event":""}`), maxBatchEvents) + 1
 	wes := make([]wireEvent, 0, n)
 	heads := make([]propertyHead, 0, n)
 	ok := s.array(func() bool {

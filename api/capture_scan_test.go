@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -130,6 +132,23 @@ func TestScanBatchTakesTheUsualBatchesAndLeavesTheRest(t *testing.T) {
 			t.Fatalf("properties %q", got)
 		}
 	})
+}
+
+// A body of nothing but "event" strings (20 MiB from a few kB of gzip)
+// once sized the event lists by its count, 1.3 GB, before refusing it.
+func TestScanBatchSizesItsListsByWhatABatchCanHold(t *testing.T) {
+	body := []byte(`{"batch":[` + strings.Repeat(`"event",`, 20<<20/8) + `{}]}`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, _, ok := scanBatch(body)
+	runtime.ReadMemStats(&after)
+	if ok {
+		t.Fatal("taken")
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 100<<20 {
+		t.Fatalf("allocated %d MB for a refused 20 MB body", got>>20)
+	}
 }
 
 func FuzzScanBatch(f *testing.F) {
