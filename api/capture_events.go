@@ -148,8 +148,14 @@ func parsePayloadScan(body []byte, now time.Time, scan bool) (*payload, error) {
 			return nil, err
 		}
 		p.events[i] = c
-		if p.token == "" {
+		switch {
+		case p.token == "":
 			p.token = token
+		case token != "" && token != p.token:
+			// Stored with the others it would land in the wrong project;
+			// PostHog's capture refuses such a batch too.
+			return nil, Invalid("batch["+strconv.Itoa(i)+"]", "This event carries another project's token than the batch's; "+
+				"send each project's events in a request of their own.")
 		}
 	}
 	return p, nil

@@ -297,3 +297,39 @@ func TestCaptureSideAnswersCarryCORSHeaders(t *testing.T) {
 		}
 	})
 }
+
+// An event carrying another project's token is refused with its batch,
+// naming it: stored with the others it landed in the batch's project (the
+// first token seen), which was the wrong one for it. The same token on
+// every event, or on some, is one project's batch.
+func TestCaptureRefusesABatchOfTwoProjects(t *testing.T) {
+	f := newCaptureFixture(t, testConfig())
+	ev := func(token string) string {
+		if token == "" {
+			return `{"event": "e", "distinct_id": "d"}`
+		}
+		return `{"event": "e", "distinct_id": "d", "properties": {"token": "` + token + `"}}`
+	}
+	for _, tc := range []struct{ name, body, attr string }{
+		{"events of two tokens", `{"batch": [` + ev(f.token) + `, ` + ev("phc_other") + `]}`, "batch[1]"},
+		{"an event of another token than api_key", `{"api_key": "` + f.token + `", "batch": [` + ev("") + `, ` + ev("phc_other") + `]}`, "batch[1]"},
+		{"a bare list of two tokens", `[` + ev(f.token) + `, ` + ev("") + `, ` + ev("phc_other") + `]`, "batch[2]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := f.send(t, req{path: "/batch/", body: []byte(tc.body)})
+			if code != http.StatusBadRequest || body["attr"] != tc.attr {
+				t.Fatalf("want 400 naming %s, got %d %v", tc.attr, code, body)
+			}
+		})
+	}
+	if n := f.count(t, "", nil); n != 0 {
+		t.Fatalf("%d events stored", n)
+	}
+	code, body := f.send(t, req{path: "/batch/", body: []byte(`{"batch": [` + ev("") + `, ` + ev(f.token) + `, ` + ev(f.token) + `]}`)})
+	if code != http.StatusOK {
+		t.Fatalf("one token on some events: %d %v", code, body)
+	}
+	if n := f.count(t, "", nil); n != 3 {
+		t.Fatalf("%d events stored, want 3", n)
+	}
+}
