@@ -266,8 +266,11 @@ func decodeFormData(s string) []byte {
 	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
 		return []byte(t)
 	}
+	// A '+' of base64 that the client left unescaped arrives as a space
+	// (the form's encoding of one); PostHog's capture reads it back too.
+	b64 := strings.ReplaceAll(strings.Trim(s, "\r\n\t"), " ", "+")
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(t); err == nil {
+		if b, err := enc.DecodeString(b64); err == nil {
 			return b
 		}
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -331,5 +332,24 @@ func TestCaptureRefusesABatchOfTwoProjects(t *testing.T) {
 	}
 	if n := f.count(t, "", nil); n != 3 {
 		t.Fatalf("%d events stored, want 3", n)
+	}
+}
+
+// Some clients send a form's base64 data with its '+' unescaped, which a
+// form reads as a space; the batch was refused as not JSON.
+func TestCaptureReadsFormBase64WithUnescapedPlus(t *testing.T) {
+	f := newCaptureFixture(t, testConfig())
+	raw := `{"api_key": "` + f.token + `", "batch": [{"event": "form-plus", "distinct_id": "d", "properties": {"x": "~~~>>>"}}]}`
+	enc := base64.StdEncoding.EncodeToString([]byte(raw))
+	if !strings.Contains(enc, "+") {
+		t.Fatalf("the payload's base64 has no '+': %s", enc)
+	}
+	code, body := f.send(t, req{path: "/e/", body: []byte("data=" + enc),
+		header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if code != http.StatusOK {
+		t.Fatalf("%d %v", code, body)
+	}
+	if n := f.count(t, " AND event = 'form-plus' AND JSONExtractString(properties, 'x') = '~~~>>>'", nil); n != 1 {
+		t.Fatalf("%d events stored", n)
 	}
 }
