@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -75,7 +76,7 @@ func (s *Server) capture(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	p, err := parsePayload(body, now)
+	p, err := parsePayload(body, now, querySentAt(c.Query("_")))
 	if err != nil {
 		if s.cfg.Metrics != nil {
 			s.countCaptureError(err, payloadEvents(body))
@@ -259,6 +260,25 @@ func readBody(r *http.Request) ([]byte, error) {
 	_, err := buf.ReadFrom(r.Body)
 	return buf.Bytes(), err
 }
+
+// querySentAt reads posthog-js's "_" query parameter, the milliseconds
+// since the epoch when it sent the request: PostHog's capture corrects
+// the clock skew of events by it when the body says nothing of when it
+// was sent. Anything else there (a plain cache buster) is not a time and
+// is ignored.
+func querySentAt(v string) *time.Time {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil
+	}
+	t := time.UnixMilli(ms).UTC()
+	if t.Before(minSentAt) || t.After(maxSentAt) {
+		return nil
+	}
+	return &t
+}
+
+var minSentAt, maxSentAt = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // decodeFormData reads a form's data field: JSON as is, or base64 of it.
 func decodeFormData(s string) []byte {

@@ -79,13 +79,13 @@ type payload struct {
 // parsePayload reads a capture body received at now. Event fields are
 // checked in full; errors name "batch[i].field" or, for a single event,
 // the field.
-func parsePayload(body []byte, now time.Time) (*payload, error) {
-	return parsePayloadScan(body, now, true)
+func parsePayload(body []byte, now time.Time, sent *time.Time) (*payload, error) {
+	return parsePayloadScan(body, now, sent, true)
 }
 
 // parsePayloadScan is parsePayload; scan=false leaves scanBatch out (the
 // tests compare the two ways).
-func parsePayloadScan(body []byte, now time.Time, scan bool) (*payload, error) {
+func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*payload, error) {
 	body = cleanJSONText(bytes.TrimSpace(body))
 	if len(body) == 0 {
 		return nil, Invalid("", "The body is empty: send an event or a batch.")
@@ -121,10 +121,13 @@ func parsePayloadScan(body []byte, now time.Time, scan bool) (*payload, error) {
 	if err != nil && !single {
 		return nil, Invalid("sent_at", "sent_at "+err.Error()+".")
 	}
+	if batchSentAt == nil {
+		batchSentAt = sent
+	}
 
 	p := &payload{token: firstString(env.APIKey, env.Token, env.DollarToken)}
 	if single {
-		c, token, err := parseEvent(&env.wireEvent, nil, nil, now, "")
+		c, token, err := parseEvent(&env.wireEvent, nil, sent, now, "")
 		if err != nil {
 			return nil, err
 		}

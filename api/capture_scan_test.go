@@ -91,8 +91,8 @@ func TestScanBatchGivesWhatEncodingJSONGives(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)
 	for _, body := range scanSeeds {
 		t.Run(body, func(t *testing.T) {
-			a, errA := parsePayloadScan([]byte(body), now, true)
-			b, errB := parsePayloadScan([]byte(body), now, false)
+			a, errA := parsePayloadScan([]byte(body), now, nil, true)
+			b, errB := parsePayloadScan([]byte(body), now, nil, false)
 			samePayload(t, body, a, b, errA, errB)
 		})
 	}
@@ -157,8 +157,8 @@ func FuzzScanBatch(f *testing.F) {
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		a, errA := parsePayloadScan(body, now, true)
-		b, errB := parsePayloadScan(body, now, false)
+		a, errA := parsePayloadScan(body, now, nil, true)
+		b, errB := parsePayloadScan(body, now, nil, false)
 		samePayload(t, string(body), a, b, errA, errB)
 	})
 }
@@ -186,7 +186,7 @@ func BenchmarkParsePayload(b *testing.B) {
 			b.SetBytes(int64(body.Len()))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parsePayloadScan(body.Bytes(), now, scan); err != nil {
+				if _, err := parsePayloadScan(body.Bytes(), now, nil, scan); err != nil {
 					b.Fatal(err)
 				}
 			}

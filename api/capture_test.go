@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -324,6 +325,28 @@ func TestCaptureTimestamps(t *testing.T) {
 	send(obj{"event": "e", "distinct_id": "d", "uuid": g, "timestamp": "2026-03-04T05:06:07Z",
 		"sent_at": now.Add(time.Hour).Format(time.RFC3339), "properties": obj{"$ignore_sent_at": true}})
 	near("$ignore_sent_at keeps the timestamp", stored(g), time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), 0)
+
+	// posthog-js says when it sent the request in the "_" query
+	// parameter (milliseconds): it corrects the skew when the body does
+	// not say; the body's sent_at wins; a "_" that is not a time is a
+	// cache buster and changes nothing.
+	viaQuery := func(id, underscore string, ev obj) {
+		t.Helper()
+		ev["api_key"], ev["event"], ev["distinct_id"], ev["uuid"] = f.token, "e", "d", id
+		if code, body := f.send(t, req{path: "/e/", query: "_=" + underscore + "&ver=1.200.0", body: mustJSON(t, ev)}); code != 200 {
+			t.Fatalf("want 200, got %d %v", code, body)
+		}
+	}
+	fast := strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10)
+	h := ids()
+	viaQuery(h, fast, obj{"timestamp": now.Add(time.Hour - 10*time.Second).Format(time.RFC3339Nano)})
+	near("_ corrects clock skew", stored(h), now.Add(-10*time.Second), 2*time.Second)
+	i := ids()
+	viaQuery(i, fast, obj{"timestamp": "2026-03-04T05:06:07Z", "sent_at": "2026-03-04T05:06:17Z"})
+	near("sent_at wins over _", stored(i), now.Add(-10*time.Second), 2*time.Second)
+	j := ids()
+	viaQuery(j, "abc", obj{"timestamp": "2026-03-04T05:06:07Z"})
+	near("a _ that is not a time changes nothing", stored(j), time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), 0)
 }
 
 func TestCaptureKeepsHostileStringsAsData(t *testing.T) {
