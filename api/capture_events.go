@@ -504,16 +504,23 @@ func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string)
 	return u, nil
 }
 
+// foldPersonProperties writes the event's top-level $set and $set_once
+// into its properties. The other properties keep their JSON as sent: read
+// as Go values, a number such as 9007199254740993 came back rounded.
 func foldPersonProperties(props string, u *olap.PersonUpdate) (string, error) {
-	m := map[string]any{}
+	m := map[string]json.RawMessage{}
 	if err := json.Unmarshal([]byte(props), &m); err != nil {
 		return "", err
 	}
-	if u.Set != nil {
-		m["$set"] = u.Set
-	}
-	if u.SetOnce != nil {
-		m["$set_once"] = u.SetOnce
+	for key, v := range map[string]map[string]json.RawMessage{"$set": u.Set, "$set_once": u.SetOnce} {
+		if v == nil {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		m[key] = b
 	}
 	b, err := json.Marshal(m)
 	return string(b), err

@@ -353,3 +353,22 @@ func TestCaptureReadsFormBase64WithUnescapedPlus(t *testing.T) {
 		t.Fatalf("%d events stored", n)
 	}
 }
+
+// A top-level $set (as posthog-python and posthog-go send identify) is
+// folded into the properties without reading the others as Go values: a
+// number past 2^53 came back rounded.
+func TestCaptureFoldsTopLevelSetKeepingTheOtherProperties(t *testing.T) {
+	f := newCaptureFixture(t, testConfig())
+	body := `{"api_key": "` + f.token + `", "batch": [{"event": "$identify", "distinct_id": "u", "$set": {"plan": "pro"},
+		"properties": {"order_id": 9007199254740993, "ratio": 0.1000000000000000055511151231257827, "nested": {"big": 12345678901234567890}}}]}`
+	if code, resp := f.send(t, req{path: "/batch/", body: []byte(body)}); code != http.StatusOK {
+		t.Fatalf("%d %v", code, resp)
+	}
+	cond := ` AND position(properties, '"order_id":9007199254740993') > 0` +
+		` AND position(properties, '"nested":{"big":12345678901234567890}') > 0` +
+		` AND position(properties, '"ratio":0.1000000000000000055511151231257827') > 0` +
+		` AND position(properties, '"$set":{"plan":"pro"}') > 0`
+	if n := f.count(t, cond, nil); n != 1 {
+		t.Fatalf("%d events with the properties as sent", n)
+	}
+}
