@@ -103,6 +103,8 @@ func (s *Server) capture(c *gin.Context) {
 		p.events[i].TeamID = proj.ID
 		if ip != "" {
 			p.events[i].Properties = withIP(p.events[i].Properties, ip)
+		} else {
+			p.events[i].Properties = withoutIP(p.events[i].Properties)
 		}
 	}
 	if err := s.captureGroups(ctx, proj.ID, p); err != nil {
@@ -206,6 +208,28 @@ func withIP(props, ip string) string {
 		return `{"$ip":` + string(q) + `}`
 	}
 	return `{"$ip":` + string(q) + `,` + body
+}
+
+// withoutIP drops a $ip the client sent itself (server SDKs forward the
+// end user's): a project with anonymize_ips stores none, as PostHog's
+// ingestion drops it.
+func withoutIP(props string) string {
+	if !strings.Contains(props, `ip"`) { // "$ip", or spelled with escapes
+		return props
+	}
+	m := map[string]json.RawMessage{}
+	if json.Unmarshal([]byte(props), &m) != nil {
+		return props
+	}
+	if _, ok := m["$ip"]; !ok {
+		return props
+	}
+	delete(m, "$ip")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return props
+	}
+	return string(b)
 }
 
 // storeError tells the client its events were not stored and that sending

@@ -498,4 +498,12 @@ func TestCaptureRecordsTheSendersIPUnlessTheProjectAnonymizesThem(t *testing.T) 
 	if got := ip("anonymized"); got != "" {
 		t.Fatalf("a project that anonymizes IPs stores none, got %q", got)
 	}
+	// Nor one the client sent (server SDKs forward the end user's).
+	send(obj{"event": "with-props", "distinct_id": "d2", "properties": obj{"$ip": "203.0.113.9", "k": "v", "n": 9007199254740993}})
+	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+		SQL:    "SELECT properties FROM events WHERE team_id = {team:Int64} AND distinct_id = 'd2'",
+		Params: obj{"team": f.team}})
+	if err != nil || len(rows.Data) != 1 || rows.Data[0][0] != `{"k":"v","n":9007199254740993}` {
+		t.Fatalf("a project that anonymizes IPs drops the client's: %v %v", err, rows)
+	}
 }
