@@ -143,6 +143,13 @@ func TestAnnotationScopesAndSearch(t *testing.T) {
 			t.Fatalf("%d %v", st, a)
 		}
 	})
+	t.Run("an organization's annotation updated through another project stays its own project's", func(t *testing.T) {
+		// The insight is the first project's; the annotation the second's.
+		st, out := call(t, f.h, "PATCH", f.annotation(f.a.ProjectID, org["id"]), key, map[string]any{"scope": "dashboard_item", "dashboard_item": insight["id"]})
+		if st != 400 || out["attr"] != "dashboard_item" {
+			t.Fatalf("%d %v", st, out)
+		}
+	})
 	t.Run("a dashboard_item annotation names its insight", func(t *testing.T) {
 		if item["dashboard_item"] != insight["id"] || item["insight_short_id"] != insight["short_id"] || item["insight_name"] != "Signups" {
 			t.Fatalf("%v", item)

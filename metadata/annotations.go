@@ -212,8 +212,14 @@ func checkAnnotation(ctx context.Context, tx *sqlx.Tx, p *Project, values map[st
 	if !sent || item == nil {
 		return nil
 	}
+	// The annotation's own project: an organization-wide one of another
+	// project, updated through this one, stays that project's.
+	project := p.ID
+	if before != nil {
+		project = before.ProjectID
+	}
 	var found bool
-	err := tx.GetContext(ctx, &found, `SELECT EXISTS (SELECT 1 FROM insights WHERE id = $1 AND project_id = $2 AND NOT deleted)`, item, p.ID)
+	err := tx.GetContext(ctx, &found, `SELECT EXISTS (SELECT 1 FROM insights WHERE id = $1 AND project_id = $2 AND NOT deleted)`, item, project)
 	if err != nil {
 		return err
 	}
