@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -395,6 +396,33 @@ func TestInsightListFiltersOrderAndPages(t *testing.T) {
 			st, body := call(t, f.h, "GET", f.insights(f.a.ProjectID)+"?"+q, key, nil)
 			if st != 400 || body["attr"] != strings.Split(q, "=")[0] {
 				t.Fatalf("%d %v", st, body)
+			}
+		})
+	}
+}
+
+// The list's insight filter names what an insight computes: its query
+// node's kind (which wins over filters), else filters' insight, else
+// TRENDS for legacy filters with events and no insight.
+func TestInsightListFilterKnowsQueryInsights(t *testing.T) {
+	f := newFixture(t)
+	key := f.a.PersonalAPIKey
+	f.newInsight(t, map[string]any{"name": "viz", "query": map[string]any{"kind": "InsightVizNode",
+		"source": map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}}}}})
+	f.newInsight(t, map[string]any{"name": "paths", "query": map[string]any{"kind": "PathsQuery", "pathsFilter": map[string]any{}}})
+	f.newInsight(t, map[string]any{"name": "query wins", "filters": map[string]any{"insight": "FUNNELS"},
+		"query": map[string]any{"kind": "InsightVizNode", "source": map[string]any{"kind": "LifecycleQuery", "series": []any{}}}})
+	f.newInsight(t, map[string]any{"name": "legacy", "filters": map[string]any{"events": []any{map[string]any{"id": "$pageview"}}}})
+	f.newInsight(t, map[string]any{"name": "nothing"})
+	for kind, want := range map[string][]string{
+		"TRENDS": {"legacy", "viz"}, "PATHS": {"paths"}, "LIFECYCLE": {"query wins"}, "FUNNELS": {}, "lifecycle": {"query wins"},
+	} {
+		t.Run(kind, func(t *testing.T) {
+			st, body := call(t, f.h, "GET", f.insights(f.a.ProjectID)+"?insight="+kind, key, nil)
+			got := names(t, body["results"])
+			slices.Sort(got)
+			if st != 200 || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%d %v", st, got)
 			}
 		})
 	}

@@ -126,7 +126,18 @@ const insightListWhere = ` WHERE i.project_id = $1 AND NOT i.deleted
 	AND ($4::boolean IS NULL OR i.saved = $4)
 	AND ($5::boolean IS NULL OR i.favorited = $5)
 	AND ($6::text IS NULL OR i.name ILIKE $6 OR i.derived_name ILIKE $6 OR i.description ILIKE $6)
-	AND ($7::text IS NULL OR upper(i.filters->>'insight') = $7)`
+	AND ($7::text IS NULL OR ` + insightKindSQL + ` = $7)`
+
+// insightKindSQL is the analysis an insight computes, as the list's
+// insight filter names it: its query node's kind when it has one (the
+// query wins over filters), else filters' insight, else TRENDS for
+// filters with events or actions (legacy filters may leave it out).
+const insightKindSQL = `COALESCE(
+		CASE COALESCE(i.query->'source'->>'kind', i.query->>'kind')
+			WHEN 'TrendsQuery' THEN 'TRENDS' WHEN 'FunnelsQuery' THEN 'FUNNELS' WHEN 'RetentionQuery' THEN 'RETENTION'
+			WHEN 'PathsQuery' THEN 'PATHS' WHEN 'StickinessQuery' THEN 'STICKINESS' WHEN 'LifecycleQuery' THEN 'LIFECYCLE' END,
+		NULLIF(upper(i.filters->>'insight'), ''),
+		CASE WHEN jsonb_typeof(i.filters) = 'object' AND (i.filters ? 'events' OR i.filters ? 'actions') THEN 'TRENDS' END)`
 
 // ListInsights returns one page of the project's insights that are not
 // deleted, most recently modified first, and the total count.
