@@ -71,6 +71,30 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 			}
 		})
 	}
+	t.Run("events read before the range (compare's previous period, weekly actives) find their sessions", func(t *testing.T) {
+		long := []any{map[string]any{"key": "$session_duration", "value": 600, "operator": "gt", "type": "session"}}
+		var series []struct {
+			Label *string  `json:"compare_label"`
+			Value *float64 `json:"aggregated_value"`
+		}
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "date_from": "2026-03-12", "date_to": "2026-03-12",
+			"display": "ActionsTable", "compare": true, "compare_to": "-10d", "properties": long}, &series)
+		got := map[string]float64{}
+		for _, s := range series {
+			got[*s.Label] = *s.Value
+		}
+		if want := map[string]float64{"current": 0, "previous": 2}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("compare: got %v, want %v", got, want)
+		}
+		var active []struct {
+			Data []float64 `json:"data"`
+		}
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "weekly_active"}},
+			"date_from": "2026-03-08", "date_to": "2026-03-08", "properties": long}, &active)
+		if len(active) != 1 || fmt.Sprint(active[0].Data) != "[1]" {
+			t.Fatalf("weekly actives on 8 March of sessions over 10 minutes: %+v, want [1] (u1, 2 March)", active)
+		}
+	})
 	t.Run("a session property that does not exist is a 400", func(t *testing.T) {
 		p.wantInvalid(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "breakdown": "$session_colour",
 			"breakdown_type": "session"}, "breakdown")

@@ -174,6 +174,7 @@ func (q *LifecycleQuery) builder(f Facts) (*lifecycleBuilder, error) {
 	e := q.Series[0]
 	bs := q.Range.Buckets()
 	first := q.bucketBefore(bs[0].Start)
+	s.readsBack(first)
 	from, end := s.named("active_from", typeTime, first.UTC()), s.named("active_to", typeTime, bs[len(bs)-1].End.UTC())
 	actor, actorCond := s.actor(q.AggregationGroupTypeIndex)
 	where := []string{"e.team_id = {team:Int64}", "e.timestamp >= " + from, "e.timestamp < " + end}

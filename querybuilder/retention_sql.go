@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Retention statements answer one row per cell: the breakdown value
@@ -38,6 +39,11 @@ func BuildRetention(q *RetentionQuery, f Facts) (Statement, error) {
 
 func (q *RetentionQuery) builder(f Facts) *retentionBuilder {
 	rb := &retentionBuilder{q: q, s: newEventSource(&q.Common, f)}
+	if q.FirstTime {
+		rb.s.readsBack(time.Time{}) // target events of all history
+	} else {
+		rb.s.readsBack(q.starts[0])
+	}
 	rb.n = rb.s.named("intervals", "UInt32", q.Intervals)
 	rb.bits = "UInt64"
 	if q.Intervals > 64 {

@@ -68,9 +68,15 @@ func (s *eventSource) sessionJoin() string {
 		cols = append(cols, fmt.Sprintf("%s AS sp_%d", sessionKeys[k], i))
 	}
 	where := "team_id = {team:Int64}"
-	if r := s.c.Range; !r.From.IsZero() {
-		// A request without a range (the events list) reads every session.
-		where += " AND day >= toDate(" + s.time(r.From.Add(-sessionMargin)) + ") AND day <= toDate(" + s.time(r.To.Add(sessionMargin)) + ")"
+	if r := s.c.Range; !r.From.IsZero() && !s.readsAll {
+		// A request without a range (the events list), or one reading all
+		// history, reads every session; one reading before its range
+		// (readsBack) the sessions of what it reads.
+		from := r.From
+		if !s.readFrom.IsZero() && s.readFrom.Before(from) {
+			from = s.readFrom
+		}
+		where += " AND day >= toDate(" + s.time(from.Add(-sessionMargin)) + ") AND day <= toDate(" + s.time(r.To.Add(sessionMargin)) + ")"
 	}
 	return s.schema.globalJoin("LEFT JOIN") + ` (
     SELECT ` + strings.Join(cols, ",\n        ") + `

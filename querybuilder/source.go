@@ -36,6 +36,24 @@ type eventSource struct {
 	// settings are the engine settings a join written so far asks for
 	// (sessionJoinSetting).
 	settings []string
+	// readFrom is the earliest time the statement reads events from when
+	// that is before the range (compare's previous period, the look-back
+	// of weekly active users...); readsAll that it reads every event's
+	// history. The session join folds the sessions of what is read.
+	readFrom time.Time
+	readsAll bool
+}
+
+// readsBack tells the source that its statement reads events from t on
+// (the zero time: from the first event), before the range; call it
+// before writing any read.
+func (s *eventSource) readsBack(t time.Time) {
+	switch {
+	case t.IsZero():
+		s.readsAll = true
+	case s.readFrom.IsZero() || t.Before(s.readFrom):
+		s.readFrom = t
+	}
 }
 
 // scope is how compiled expressions read values: every value bound as a

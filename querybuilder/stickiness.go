@@ -137,6 +137,7 @@ func (q *StickinessQuery) builder(f Facts) (*stickinessBuilder, error) {
 	periods := []DateRange{q.Range}
 	if q.Compare {
 		periods = append(periods, q.Range.previous())
+		sb.s.readsBack(periods[1].From)
 	}
 	for i, r := range periods {
 		name := [2]string{"date", "prev_date"}[i]

@@ -33,6 +33,12 @@ func BuildTrends(q *TrendsQuery, f Facts) (Statement, error) {
 	if q.Compare {
 		p := q.Range.previous()
 		tb.prev = &span{tb.s.named("prev_date_from", typeTime, p.From.UTC()), tb.s.named("prev_date_to", typeTime, p.To.UTC())}
+		tb.s.readsBack(p.From)
+	}
+	for _, e := range q.Series {
+		if days := activeMath[e.Math]; days > 0 {
+			tb.s.readsBack(q.activeFrom(days))
+		}
 	}
 	parts := make([]string, len(q.Series))
 	for i, e := range q.Series {
@@ -404,6 +410,17 @@ func (tb *trendsBuilder) activeSeries(idx string, e Entity, src source, days int
 	}
 	return "SELECT " + idx + " AS series, 0 AS period, " + breakdown + " AS breakdown, " + tb.bucketKey("t") + " AS bucket, toFloat64(sum(delta)) AS value\nFROM (\n" +
 		indent(edges) + "\n)" + groupBy(group)
+}
+
+// activeFrom is no later than the earliest event weekly or monthly
+// active users of `days` read (activeSeries, activeAggregate): a day
+// before the look-back of the first period's start, DST changes included.
+func (q *TrendsQuery) activeFrom(days int) time.Time {
+	first := q.Range
+	if q.Compare {
+		first = q.Range.previous()
+	}
+	return first.From.AddDate(0, 0, -(days + 1))
 }
 
 // activeAggregate is weekly/monthly active users as one number: the
