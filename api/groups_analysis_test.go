@@ -263,6 +263,10 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 		if got := stickiness(t, map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 1}, nil); !reflect.DeepEqual(got, []float64{2, 1}) {
 			t.Fatalf("teams: %v", got)
 		}
+		// Companies (type 0): acme and gamma on 2 March, beta on both days.
+		if got := stickiness(t, map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 0}, nil); !reflect.DeepEqual(got, []float64{2, 1}) {
+			t.Fatalf("companies: %v", got)
+		}
 		if got := stickiness(t, map[string]any{"id": "$pageview"}, map[string]any{"aggregation_group_type_index": 1}); !reflect.DeepEqual(got, []float64{2, 1}) {
 			t.Fatalf("teams by aggregation: %v", got)
 		}

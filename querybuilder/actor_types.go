@@ -28,7 +28,7 @@ func (q *StickinessQuery) ActorType(sel Params) ActorType {
 	if n, ok := sel.integer("series", &problems{}); ok && n >= 0 && int(n) < len(q.Series) {
 		e = q.Series[n]
 	}
-	return aggregated(q.groupIndex(e))
+	return q.actorType(e)
 }
 
 // ActorType implements ActorsLister.

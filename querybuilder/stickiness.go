@@ -35,18 +35,29 @@ func ParseStickiness(p Params, env Env) (*StickinessQuery, error) {
 	return &StickinessQuery{TrendsQuery: t}, errors.Join(err, pr.err())
 }
 
-// groupIndex is the group type an entity's actors are, 0 for persons.
-func (q *StickinessQuery) groupIndex(e Entity) int {
+// actorType is what an entity's actors are: groups of its math's type
+// with unique_group (type 0 included), else the aggregation's.
+func (q *StickinessQuery) actorType(e Entity) ActorType {
 	if e.Math == "unique_group" {
-		return e.MathGroupTypeIndex
+		return GroupActors(e.MathGroupTypeIndex)
 	}
-	return q.AggregationGroupTypeIndex
+	return aggregated(q.AggregationGroupTypeIndex)
+}
+
+// actor is an entity's actor per event, and the condition that the event
+// has one.
+func (q *StickinessQuery) actor(s *eventSource, e Entity) (expr, cond string) {
+	if t := q.actorType(e); t.Kind == ActorGroup {
+		c := groupColumns[t.GroupTypeIndex]
+		return c, c + " != ''"
+	}
+	return s.actor(0)
 }
 
 func (q *StickinessQuery) read(e Entity) joins {
 	f := andFilters(q.Properties, q.TestAccounts, e.Properties)
 	persons := f.usesPersons()
-	return joins{overrides: q.groupIndex(e) == 0 || persons, persons: persons, sessions: f.usesSessions()}
+	return joins{overrides: q.actorType(e).Kind != ActorGroup || persons, persons: persons, sessions: f.usesSessions()}
 }
 
 // Needs implements Query.
@@ -155,7 +166,7 @@ func (q *StickinessQuery) builder(f Facts) (*stickinessBuilder, error) {
 // buckets: columns a, period, buckets.
 func (sb *stickinessBuilder) perActor(i int) string {
 	q, s, e := sb.q, sb.s, sb.q.Series[i]
-	actor, actorCond := s.actor(q.groupIndex(e))
+	actor, actorCond := q.actor(s, e)
 	where := []string{"e.team_id = {team:Int64}"}
 	for _, c := range []string{s.eventIs(e), s.cond(andFilters(q.Properties, q.TestAccounts, e.Properties)), actorCond} {
 		if c != "" {
