@@ -114,7 +114,14 @@ func (s *Server) listPersons(c *gin.Context) {
 	if !ok {
 		return
 	}
-	q, err := querybuilder.ParsePersons(querybuilder.ParseQuery(c.Request.URL.Query()), s.analysisEnv(p))
+	params := querybuilder.ParseQuery(c.Request.URL.Query())
+	// The cohorts the conditions name (and the test-account filters').
+	env, err := s.entitiesEnv(c.Request.Context(), p, params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	q, err := querybuilder.ParsePersons(params, env)
 	if err != nil {
 		writeError(c, err)
 		return

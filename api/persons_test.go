@@ -47,6 +47,18 @@ func TestPersonsListRetrieveAndValues(t *testing.T) {
 			t.Fatalf("%d %v", st, one)
 		}
 	})
+	t.Run("the list filters by a cohort", func(t *testing.T) {
+		st, co := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/cohorts/", p.id), p.key, map[string]any{"name": "pro",
+			"groups": []any{map[string]any{"properties": []any{map[string]any{"key": "plan", "value": "pro", "type": "person"}}}}})
+		if st != 201 {
+			t.Fatalf("%d %v", st, co)
+		}
+		cond := fmt.Sprintf(`[{"type": "cohort", "key": "id", "value": %v}]`, co["id"])
+		st, body := list(t, url.Values{"properties": {cond}})
+		if st != 200 || fmt.Sprint(names(body)) != "[ada@example.com]" {
+			t.Fatalf("%d %v", st, body)
+		}
+	})
 	t.Run("a page past the end still counts every person", func(t *testing.T) {
 		st, body := list(t, url.Values{"offset": {"1000"}})
 		if st != 200 || body["count"] != 3.0 || len(body["results"].([]any)) != 0 || body["next"] != nil {
