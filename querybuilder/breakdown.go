@@ -89,6 +89,15 @@ type breakdownOptions struct {
 // breakdown_limit; nil means no breakdown.
 func parseBreakdown(p Params, o breakdownOptions, pr *problems) *Breakdown {
 	b := &Breakdown{Limit: o.defaultLimit}
+	// Checked with or without a breakdown: a bad value is never silently
+	// ignored.
+	if n, present := p.integer("breakdown_limit", pr); present {
+		if n < 1 || n > maxBreakdownLimit {
+			pr.add("breakdown_limit", "breakdown_limit must be between 1 and %d, got %d", maxBreakdownLimit, n)
+		} else {
+			b.Limit = int(n)
+		}
+	}
 	if raw, ok := p.document("breakdowns"); ok {
 		if !o.multi {
 			pr.add("breakdowns", "breakdowns (a list of properties) are not supported here; send one breakdown")
@@ -126,13 +135,6 @@ func parseBreakdown(p Params, o breakdownOptions, pr *problems) *Breakdown {
 			if prop.Bins > 0 {
 				pr.add("breakdowns", "breakdowns[%d].histogram_bin_count: bins need a single breakdown", i)
 			}
-		}
-	}
-	if n, present := p.integer("breakdown_limit", pr); present {
-		if n < 1 || n > maxBreakdownLimit {
-			pr.add("breakdown_limit", "breakdown_limit must be between 1 and %d, got %d", maxBreakdownLimit, n)
-		} else {
-			b.Limit = int(n)
 		}
 	}
 	return b

@@ -60,6 +60,7 @@ func TestTrendsValidationNamesEveryBadParameter(t *testing.T) {
 		{"a group breakdown of a sixth group type", `{"events": [{"id": "x"}], "breakdown": "name", "breakdown_type": "group", "breakdown_group_type_index": 5}`, Project{}, []string{"breakdown_group_type_index"}},
 		{"a breakdown list", `{"events": [{"id": "x"}], "breakdown": [1, 2]}`, Project{}, []string{"breakdown"}},
 		{"a zero breakdown limit", `{"events": [{"id": "x"}], "breakdown": "$os", "breakdown_limit": 0}`, Project{}, []string{"breakdown_limit"}},
+		{"a bad breakdown limit without a breakdown", `{"events": [{"id": "x"}], "breakdown_limit": "abc"}`, Project{}, []string{"breakdown_limit"}},
 		{"dates the wrong way round", `{"events": [{"id": "x"}], "date_from": "2026-02-01", "date_to": "2026-01-01"}`, Project{}, []string{"date_from"}},
 		{"a bad date", `{"events": [{"id": "x"}], "date_from": "-7 days"}`, Project{}, []string{"date_from"}},
 		{"a bad group type to aggregate by", `{"events": [{"id": "x"}], "aggregation_group_type_index": 9}`, Project{}, []string{"aggregation_group_type_index"}},
