@@ -114,6 +114,16 @@ func (id *identity) resolve(ctx context.Context, events []Event, updates []*Pers
 			}
 			pid := id.personOf(ti, ev.DistinctID, ev.Timestamp, out)
 			ev.PersonID = pid
+			if p, ok := ti.persons[pid]; ok && ev.Timestamp.Before(p.createdAt) {
+				// created_at is the person's earliest event: a batch's
+				// events come in any order, and an import or an offline
+				// queue sends earlier ones later. Only persons this writer
+				// holds (made, or loaded for an update, since its cache was
+				// last trimmed) are lowered by a plain event; others by an
+				// earlier event that updates them.
+				p.createdAt = ev.Timestamp
+				out.persons[p] = team
+			}
 			if u != nil && !u.empty() {
 				p, err := id.person(ctx, ti, pid, ev.Timestamp)
 				if err != nil {

@@ -124,6 +124,35 @@ WHERE e.team_id = {team:Int64} AND e.person_id = m.pid AND e.person_id = `+
 	}
 }
 
+// A person's created_at is their earliest event, whatever order events
+// come in: within a batch, and in a later batch to the same writer.
+func TestPersonsCreatedAtIsTheirEarliestEvent(t *testing.T) {
+	team := newTeam()
+	w := newTestWriter(t)
+	created := func() time.Time {
+		t.Helper()
+		rows, err := engine.Query(context.Background(), querybuilder.Statement{
+			SQL:    "SELECT argMax(created_at, version) FROM persons WHERE team_id = {team:Int64} AND id = {id:UUID}",
+			Params: map[string]any{"team": team, "id": PersonIDFor(team, "u").String()}})
+		if err != nil || len(rows.Data) != 1 {
+			t.Fatalf("%v %v", err, rows)
+		}
+		return rows.Data[0][0].(time.Time)
+	}
+	mustWrite(t, w, capture(team, "$pageview", "u", t0.Add(5*24*time.Hour), nil), capture(team, "$pageview", "u", t0.Add(24*time.Hour), nil))
+	if got := created(); !got.Equal(t0.Add(24 * time.Hour)) {
+		t.Fatalf("one batch, the later event first: created_at %s", got)
+	}
+	mustWrite(t, w, capture(team, "$pageview", "u", t0, nil))
+	if got := created(); !got.Equal(t0) {
+		t.Fatalf("an earlier event in a later batch: created_at %s", got)
+	}
+	mustWrite(t, w, capture(team, "$pageview", "u", t0.Add(time.Hour), nil))
+	if got := created(); !got.Equal(t0) {
+		t.Fatalf("a later event moved created_at to %s", got)
+	}
+}
+
 func TestIdentifyMergesEarlierAnonymousEventsIntoOnePerson(t *testing.T) {
 	t.Run("the identified id is new: it joins the visitor's person", func(t *testing.T) {
 		team := newTeam()
