@@ -25,7 +25,7 @@ var stickinessKind = Kind{Name: "stickiness", Route: "trend", Insight: "STICKINE
 // maths are ignored but unique_group (which counts groups), without
 // breakdowns or formulas.
 func ParseStickiness(p Params, env Env) (*StickinessQuery, error) {
-	t, err := ParseTrends(p, env)
+	t, err := parseTrendsKind(p, env, true)
 	pr := &problems{}
 	for _, name := range []string{"breakdown", "formula"} {
 		if refused(p, name) {

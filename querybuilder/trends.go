@@ -88,9 +88,21 @@ var trendsKind = Kind{Name: "trends", Route: "trend", Insight: "TRENDS", Persons
 // problem found is returned, joined, as *ValidationError values naming
 // their parameter.
 func ParseTrends(p Params, env Env) (*TrendsQuery, error) {
+	return parseTrendsKind(p, env, false)
+}
+
+// parseTrendsKind is ParseTrends; mathIgnored drops every series' math but
+// unique_group before validating (stickiness counts actors whatever the
+// math says).
+func parseTrendsKind(p Params, env Env, mathIgnored bool) (*TrendsQuery, error) {
 	pr := &problems{}
 	q := &TrendsQuery{Common: newCommon(env, pr), Display: defaultDisplay}
 	q.Series = parseEntities(p, q.properties(pr))
+	for i, e := range q.Series {
+		if mathIgnored && e.Math != "unique_group" {
+			q.Series[i].Math, q.Series[i].MathProperty = "total", ""
+		}
+	}
 	q.parse(p, pr)
 	q.Breakdown = parseBreakdown(p, breakdownOptions{defaultLimit: trendsBreakdownLimit, multi: true, bins: true, hogql: true, pp: q.properties(pr)}, pr)
 	q.Compare = p.boolean("compare", pr)
