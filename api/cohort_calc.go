@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -216,7 +217,9 @@ func distinctIDsFromCSV(r io.Reader) ([]string, error) {
 // distinctIDList reads persons: a list of distinct ids.
 func distinctIDList(raw json.RawMessage) ([]string, error) {
 	var items []any
-	if err := json.Unmarshal(raw, &items); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a numeric distinct id is its JSON text, as capture keeps it
+	if err := dec.Decode(&items); err != nil {
 		return nil, Invalid("persons", "persons must be a list of distinct ids.")
 	}
 	if len(items) > maxStaticPersons {
@@ -228,8 +231,8 @@ func distinctIDList(raw json.RawMessage) ([]string, error) {
 		switch x := it.(type) {
 		case string:
 			id = x
-		case float64:
-			id = strings.TrimSuffix(fmt.Sprintf("%f", x), ".000000")
+		case json.Number:
+			id = string(x)
 		case map[string]any: // {"distinct_id": ...} or a person's distinct_ids
 			if d, ok := x["distinct_id"].(string); ok {
 				id = d

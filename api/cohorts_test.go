@@ -355,3 +355,13 @@ func TestCohortsAPI(t *testing.T) {
 		p.wantInvalid(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "properties": cohortCond(oc, false)}, "properties")
 	})
 }
+
+// A numeric distinct id in a static cohort's persons is its JSON text, as
+// capture stores it: it was formatted through float64 (12345678901234567890
+// became 12345678901234567168, 123.5 became 123.500000).
+func TestStaticCohortPersonsKeepNumericDistinctIDs(t *testing.T) {
+	got, err := distinctIDList(json.RawMessage(`[12345678901234567890, 123.5, 7, "a"]`))
+	if err != nil || fmt.Sprint(got) != "[12345678901234567890 123.5 7 a]" {
+		t.Fatalf("%v %v", got, err)
+	}
+}

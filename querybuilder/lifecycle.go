@@ -45,7 +45,7 @@ func ParseLifecycle(p Params, env Env) (*LifecycleQuery, error) {
 		if len(t.Series) > 1 {
 			pr.add("events", "a lifecycle has one entity (an event or action), got %d", len(t.Series))
 		}
-		for _, name := range []string{"breakdown", "compare", "formula"} {
+		for _, name := range []string{"breakdown", "breakdowns", "compare", "formula"} {
 			if refused(p, name) {
 				pr.add(name, "%s does not apply to a lifecycle", name)
 			}

@@ -27,7 +27,7 @@ var stickinessKind = Kind{Name: "stickiness", Route: "trend", Insight: "STICKINE
 func ParseStickiness(p Params, env Env) (*StickinessQuery, error) {
 	t, err := parseTrendsKind(p, env, true)
 	pr := &problems{}
-	for _, name := range []string{"breakdown", "formula"} {
+	for _, name := range []string{"breakdown", "breakdowns", "formula"} {
 		if refused(p, name) {
 			pr.add(name, "%s does not apply to stickiness", name)
 		}

@@ -23,3 +23,32 @@ func TestStickinessIgnoresMathButUniqueGroup(t *testing.T) {
 		t.Fatalf("unique_group: %+v", q.actorType(q.Series[2]))
 	}
 }
+
+// breakdowns (the list) is refused where breakdown is: stickiness and
+// lifecycle answered without it.
+func TestStickinessAndLifecycleRefuseBreakdowns(t *testing.T) {
+	body := []byte(`{"events": [{"id": "a"}], "breakdowns": [{"property": "$browser"}]}`)
+	p, err := ParseBody(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Project: Project{ID: 42}, Now: testNow}
+	_, serr := ParseStickiness(p, env)
+	_, lerr := ParseLifecycle(p, env)
+	for name, err := range map[string]error{"stickiness": serr, "lifecycle": lerr} {
+		if ves := ValidationErrors(err); len(ves) != 1 || ves[0].Attr != "breakdowns" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// PostHog's area and stacked bar charts are time series like the line
+// graph.
+func TestAreaAndStackedDisplaysAreTimeSeries(t *testing.T) {
+	for _, d := range []string{"ActionsAreaGraph", "ActionsStackedBar", "ActionsUnstackedBar"} {
+		q, err := parseTrends(t, `{"events": [{"id": "a"}], "display": "`+d+`"}`, Project{})
+		if err != nil || !displays[q.Display] {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+}

@@ -38,7 +38,8 @@ const (
 	trendsBreakdownLimit  = 25
 	displayCumulative     = "ActionsLineGraphCumulative"
 	maxGroupTypeIndex     = 4
-	trendsDisplayExpected = "ActionsLineGraph, ActionsLineGraphCumulative, ActionsBar, ActionsTable, ActionsPie, ActionsBarValue, WorldMap, BoldNumber"
+	trendsDisplayExpected = "ActionsLineGraph, ActionsLineGraphCumulative, ActionsBar, ActionsAreaGraph, ActionsStackedBar, ActionsUnstackedBar, " +
+		"ActionsTable, ActionsPie, ActionsBarValue, WorldMap, BoldNumber"
 )
 
 // compareTo is compare_to's grammar: how far back the compared period
@@ -49,6 +50,8 @@ var compareTo = regexp.MustCompile(`^-?([0-9]{1,4})([hdwmqy])$`)
 // answer one aggregated_value over the whole range.
 var displays = map[string]bool{
 	"ActionsLineGraph": true, "ActionsLineGraphCumulative": true, "ActionsBar": true,
+	// PostHog's area and stacked charts draw the same series.
+	"ActionsAreaGraph": true, "ActionsStackedBar": true, "ActionsUnstackedBar": true,
 	"ActionsTable": false, "ActionsPie": false, "ActionsBarValue": false, "WorldMap": false, "BoldNumber": false,
 }
 
