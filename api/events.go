@@ -42,7 +42,16 @@ func (s *Server) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
-	env := s.analysisEnv(p)
+	// The cohorts the conditions name (and the test-account filters').
+	refs := querybuilder.Params{}
+	if v, ok := params["properties"]; ok && json.Valid([]byte(v)) {
+		refs["properties"] = json.RawMessage(v)
+	}
+	env, err := s.entitiesEnv(c.Request.Context(), p, refs)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
 	q, err := querybuilder.ParseEventsList(params, env)
 	if err != nil {
 		writeError(c, err)

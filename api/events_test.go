@@ -92,6 +92,12 @@ func TestEventsListFilters(t *testing.T) {
 		}
 	})
 	ada := all[len(all)-1]["person"].(map[string]any)["uuid"].(string)
+	st, cohort := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/cohorts/", f.a.ProjectID), f.a.PersonalAPIKey, map[string]any{"name": "Ada",
+		"groups": []any{map[string]any{"properties": []any{map[string]any{"key": "email", "value": "ada@example.com", "type": "person"}}}}})
+	if st != 201 {
+		t.Fatalf("cohort: %d %v", st, cohort)
+	}
+	inCohort := fmt.Sprintf(`[{"key": "id", "type": "cohort", "value": %v}]`, cohort["id"])
 	for _, tc := range []struct {
 		name  string
 		query url.Values
@@ -103,6 +109,7 @@ func TestEventsListFilters(t *testing.T) {
 		{"by person in upper case", url.Values{"person_id": {strings.ToUpper(ada)}}, []string{"purchase", "$identify", "signup", "$pageview"}},
 		{"by event property", url.Values{"properties": {`[{"key": "$browser", "value": "Chrome"}]`}}, []string{"$pageview"}},
 		{"by person property", url.Values{"properties": {`[{"key": "email", "value": "ada@example.com", "type": "person"}]`}, "event": {"$pageview"}}, []string{"$pageview"}},
+		{"by cohort", url.Values{"properties": {inCohort}, "event": {"$pageview"}}, []string{"$pageview"}},
 		{"by a property group", url.Values{"properties": {`{"type": "OR", "values": [{"key": "plan", "value": "pro"}, {"key": "amount", "value": 20, "operator": "gt"}]}`}}, []string{"purchase", "signup"}},
 		{"after is exclusive", url.Values{"after": {at(3)}}, []string{hostileText, "$pageview"}},
 		{"before is exclusive", url.Values{"before": {at(1)}}, []string{"$pageview"}},
@@ -127,7 +134,7 @@ func TestEventsListFilters(t *testing.T) {
 		{"before_uuid=" + uuid.NewString(), "before_uuid"}, {"before=2026-04-01&before_uuid=x", "before_uuid"},
 		{"orderBy=timestamp", "orderBy"}, {`orderBy=["event"]`, "orderBy"}, {"limit=0", "limit"}, {"limit=abc", "limit"},
 		{"limit=-5", "limit"}, {"properties=[{", "properties"}, {`properties=[{"key": "x", "operator": "nope"}]`, "properties"},
-		{`properties=[{"key": "x", "type": "cohort", "value": 1}]`, "properties"},
+		{`properties=[{"key": "x", "type": "cohort", "value": 987654}]`, "properties"},
 		{`orderBy=["timestamp"]&before=2026-04-01&before_uuid=` + uuid.NewString(), "orderBy"},
 	} {
 		t.Run(tc.query+" is 400 naming "+tc.attr, func(t *testing.T) {

@@ -61,7 +61,7 @@ func ParseEventsList(params map[string]string, env Env) (EventsListQuery, error)
 		}
 	}
 	if v, ok := params["properties"]; ok && strings.TrimSpace(v) != "" {
-		pp := propertyParser{clock: c.clock, pr: pr}
+		pp := propertyParser{common: &q.c, clock: c.clock, pr: pr} // the cohorts env names
 		q.Properties = pp.parse(json.RawMessage(v), "properties", "properties")
 	}
 	q.After = eventsListTime(params, "after", c.clock, pr)
