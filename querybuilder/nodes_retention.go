@@ -22,6 +22,17 @@ func retentionNode(r *nodeReader, out Params) {
 		}
 		ent := Params{}
 		e.copyAll(ent, "id", "type", "name", "custom_name", "order", "properties")
+		// PostHog's RetentionEntity may say what it is by kind alone.
+		if kind, ok := map[string]string{"EventsNode": "events", "ActionsNode": "actions"}[e.kind()]; ok {
+			var typ string
+			if json.Unmarshal(ent["type"], &typ); typ == "" {
+				ent["type"] = mustMarshal(kind)
+			} else if typ != kind {
+				r.pr.add(e.at("type"), "%s is %q but its kind %q", e.at("type"), typ, e.kind())
+			}
+		} else if e.kind() != "" {
+			r.pr.add(e.at("kind"), "%s %q is not supported; use EventsNode or ActionsNode", e.at("kind"), e.kind())
+		}
 		e.ignore("uuid")
 		e.done()
 		out[param] = mustMarshal(ent)

@@ -14,6 +14,8 @@ func TestNodesTranslateToTheirLegacyFilters(t *testing.T) {
 			`{"bin_count":5,"breakdown_attribution_type":"step","breakdown_attribution_value":1,"events":[{"id":"a","order":0,"type":"events"},{"id":"b","order":1,"type":"events"}],"exclusions":[{"funnel_from_step":0,"funnel_to_step":1,"id":"x","type":"events"}],"funnel_viz_type":"trends","insight":"FUNNELS"}`},
 		{"retention", `{"kind": "RetentionQuery", "retentionFilter": {"period": "Week", "totalIntervals": 8, "targetEntity": {"id": 3, "type": "actions"}}}`,
 			`{"insight":"RETENTION","period":"Week","target_entity":{"id":3,"type":"actions"},"total_intervals":8}`},
+		{"retention entities by kind alone", `{"kind": "RetentionQuery", "retentionFilter": {"targetEntity": {"kind": "ActionsNode", "id": 12}, "returningEntity": {"kind": "EventsNode", "id": "$pageview"}}}`,
+			`{"insight":"RETENTION","returning_entity":{"id":"$pageview","type":"events"},"target_entity":{"id":12,"type":"actions"}}`},
 		{"paths after a funnel step", `{"kind": "PathsQuery", "pathsFilter": {"includeEventTypes": ["$pageview"], "edgeLimit": 20, "excludeEvents": ["/x"]}, "funnelPathsFilter": {"funnelPathType": "funnel_path_after_step", "funnelStep": 1, "funnelSource": {"kind": "FunnelsQuery", "series": [{"kind": "EventsNode", "event": "a"}, {"kind": "EventsNode", "event": "b"}]}}}`,
 			`{"edge_limit":20,"exclude_events":["/x"],"funnel_filter":{"events":[{"id":"a","order":0,"type":"events"},{"id":"b","order":1,"type":"events"}],"insight":"FUNNELS"},"funnel_paths":"funnel_path_after_step","funnel_step":1,"include_event_types":["$pageview"],"insight":"PATHS"}`},
 		{"stickiness", `{"kind": "StickinessQuery", "series": [{"kind": "EventsNode", "event": null}], "stickinessFilter": {"stickinessCriteria": {"operator": "gte", "value": 1}}}`,
@@ -63,5 +65,19 @@ func TestNodesAsTheUISavesThem(t *testing.T) {
 	// The default criteria, keys in any order as a stored document has them.
 	if _, err := TranslateNode(json.RawMessage(`{"kind": "StickinessQuery", "series": [{"kind": "EventsNode", "event": "a"}], "stickinessFilter": {"stickinessCriteria": {"value": 1, "operator": "gte"}}}`), "query"); err != nil {
 		t.Error(err)
+	}
+}
+
+// A retention entity whose kind and type disagree, or of a kind that is no
+// entity, is refused naming it.
+func TestRetentionEntityKindsMustAgree(t *testing.T) {
+	for node, attr := range map[string]string{
+		`{"kind": "RetentionQuery", "retentionFilter": {"targetEntity": {"kind": "ActionsNode", "id": 12, "type": "events"}}}`: "query.retentionFilter.targetEntity.type",
+		`{"kind": "RetentionQuery", "retentionFilter": {"returningEntity": {"kind": "DataWarehouseNode", "id": "x"}}}`:         "query.retentionFilter.returningEntity.kind",
+	} {
+		_, err := TranslateNode(json.RawMessage(node), "query")
+		if ves := ValidationErrors(err); len(ves) != 1 || ves[0].Attr != attr {
+			t.Errorf("%s: %v", node, err)
+		}
 	}
 }
