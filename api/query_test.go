@@ -268,3 +268,36 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 		t.Errorf("without query:read: %d %s", code, mustJSON(t, body))
 	}
 }
+
+// dateRange.explicitDate (explicit_date in legacy filters) reads events
+// between the dates as sent; without it a day range runs from the first
+// day's start to the last day's end. (It was ignored: a 12:00-06:00 range
+// counted both whole days.)
+func TestExplicitDatesReadTheDatesAsSent(t *testing.T) {
+	env := newFunnelEnv(t)
+	p := env.project(t, []refEvent{fev("u1", "$pageview", mar(1, 10)), fev("u1", "$pageview", mar(1, 14)),
+		fev("u2", "$pageview", mar(2, 5)), fev("u2", "$pageview", mar(2, 8))})
+	node := func(explicit bool) map[string]any {
+		return map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}},
+			"interval": "day", "trendsFilter": map[string]any{"display": "ActionsTable"},
+			"dateRange": map[string]any{"date_from": "2026-03-01T12:00:00", "date_to": "2026-03-02T06:00:00", "explicitDate": explicit}}
+	}
+	for explicit, want := range map[bool]string{true: "2", false: "4"} {
+		code, body := p.query(t, node(explicit))
+		var series []struct {
+			Value float64 `json:"aggregated_value"`
+		}
+		json.Unmarshal(body["results"], &series)
+		if code != 200 || len(series) != 1 || fmt.Sprint(series[0].Value) != want {
+			t.Errorf("explicitDate %v: %d %s, want %s", explicit, code, body["results"], want)
+		}
+	}
+	var legacy []struct {
+		Data []float64 `json:"data"`
+	}
+	p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "explicit_date": true,
+		"date_from": "2026-03-01T12:00:00", "date_to": "2026-03-02T06:00:00"}, &legacy)
+	if len(legacy) != 1 || fmt.Sprint(legacy[0].Data) != "[1 1]" {
+		t.Errorf("legacy explicit_date: %+v, want one event on each day", legacy)
+	}
+}

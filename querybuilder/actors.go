@@ -100,8 +100,9 @@ func (c *Common) peopleBase(route string) string {
 		}
 	}
 	if !c.Range.From.IsZero() {
-		v.Set("date_from", c.Range.From.In(c.clock.loc).Format(time.RFC3339Nano))
-		v.Set("date_to", c.Range.To.In(c.clock.loc).Format(time.RFC3339Nano))
+		from, to := c.Range.bounds() // with explicit_date (kept above), the dates as sent
+		v.Set("date_from", from.In(c.clock.loc).Format(time.RFC3339Nano))
+		v.Set("date_to", to.In(c.clock.loc).Format(time.RFC3339Nano))
 	}
 	return "/api/projects/" + strconv.FormatInt(c.Project.ID, 10) + "/persons/" + route + "/?" + v.Encode()
 }

@@ -276,6 +276,20 @@ type DateRange struct {
 	// compare_to (-1w: 'w' and 1) instead of by the range's own length.
 	compareUnit byte
 	compareN    int
+	// explicit (explicit_date, the query nodes' dateRange.explicitDate)
+	// reads events from exactFrom to exactTo, the dates as sent, while the
+	// buckets stay aligned to the interval.
+	explicit           bool
+	exactFrom, exactTo time.Time
+}
+
+// bounds is the span of time the range reads events over: From and To,
+// or with explicit_date the dates as sent.
+func (r DateRange) bounds() (from, to time.Time) {
+	if r.explicit {
+		return r.exactFrom, r.exactTo
+	}
+	return r.From, r.To
 }
 
 // resolveRange evaluates date_from and date_to (empty means the defaults
@@ -321,6 +335,7 @@ func resolveRange(c clock, dateFrom, dateTo string, interval Interval, firstEven
 		pr.add("date_from", "date_from (%s) is after date_to (%s)", from.Format(time.RFC3339), to.Format(time.RFC3339))
 		return r, false
 	}
+	r.exactFrom, r.exactTo = from, to
 	if interval != IntervalHour {
 		from = c.startOf(interval.unit(), from)
 		to = c.endOf(interval.unit(), to)
@@ -400,6 +415,7 @@ func (r DateRange) Buckets() []Bucket {
 func (r DateRange) previous() DateRange {
 	n := r.count()
 	p := r
+	p.explicit = false
 	if r.compareUnit != 0 {
 		// compare_to: the same number of buckets from the shifted start.
 		from := r.clock.shift(r.From, r.compareUnit, -r.compareN)

@@ -18,7 +18,8 @@ import (
 // have been applied.
 func funnelOn(q *FunnelQuery, s *eventSource) *funnelBuilder {
 	fb := &funnelBuilder{q: q, s: s, n: len(q.Steps), perActor: true}
-	fb.cur = span{s.time(q.Range.From), s.time(q.Range.To)}
+	from, to := q.Range.bounds()
+	fb.cur = span{s.time(from), s.time(to)}
 	fb.window = s.bind("Int64", q.Window.Microseconds())
 	fb.definitions()
 	return fb

@@ -229,7 +229,7 @@ func (r *nodeReader) common(out Params) {
 	if d := r.object("dateRange"); d != nil {
 		d.copy("date_from", "date_from", out)
 		d.copy("date_to", "date_to", out)
-		d.ignore("explicitDate")
+		d.copy("explicitDate", "explicit_date", out)
 		d.done()
 	}
 	r.copy("interval", "interval", out)

@@ -99,8 +99,11 @@ type Common struct {
 	// DateFrom and DateTo are as sent (empty: the defaults); Range is
 	// what they resolve to, aligned to Interval.
 	DateFrom, DateTo string
-	Interval         Interval
-	Range            DateRange
+	// ExplicitDate (explicit_date) reads events between the dates as sent
+	// rather than between the starts and ends of their intervals.
+	ExplicitDate bool
+	Interval     Interval
+	Range        DateRange
 
 	clock clock
 	// relative holds what relative dates in property conditions resolved
@@ -197,6 +200,7 @@ func (c *Common) parse(p Params, pr *problems) {
 	}
 	c.DateFrom, _ = p.str("date_from", pr)
 	c.DateTo, _ = p.str("date_to", pr)
+	c.ExplicitDate = p.boolean("explicit_date", pr)
 	if s, ok := p.str("interval", pr); ok && s != "" {
 		iv, known := ParseInterval(s)
 		if !known {
@@ -210,6 +214,7 @@ func (c *Common) parse(p Params, pr *problems) {
 // resolveRange evaluates the date range.
 func (c *Common) resolveRange(pr *problems) {
 	if r, ok := resolveRange(c.clock, c.DateFrom, c.DateTo, c.Interval, c.firstEvent, pr); ok {
+		r.explicit = c.ExplicitDate
 		c.Range = r
 	}
 }

@@ -215,8 +215,8 @@ type span struct{ from, to string }
 
 // rangeSpan binds the request's range as date_from and date_to.
 func (s *eventSource) rangeSpan() span {
-	r := s.c.Range
-	return span{s.named("date_from", typeTime, r.From.UTC()), s.named("date_to", typeTime, r.To.UTC())}
+	from, to := s.c.Range.bounds()
+	return span{s.named("date_from", typeTime, from.UTC()), s.named("date_to", typeTime, to.UTC())}
 }
 
 func (sp span) sql() string {

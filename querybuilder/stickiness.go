@@ -152,7 +152,8 @@ func (q *StickinessQuery) builder(f Facts) (*stickinessBuilder, error) {
 	}
 	for i, r := range periods {
 		name := [2]string{"date", "prev_date"}[i]
-		sb.spans = append(sb.spans, span{sb.s.named(name+"_from", typeTime, r.From.UTC()), sb.s.named(name+"_to", typeTime, r.To.UTC())})
+		from, to := r.bounds()
+		sb.spans = append(sb.spans, span{sb.s.named(name+"_from", typeTime, from.UTC()), sb.s.named(name+"_to", typeTime, to.UTC())})
 		sb.index = append(sb.index, sb.s.periodIndex(q.Interval, "e.timestamp", r.Buckets()[0].Start))
 	}
 	sb.active = "bitCount(groupBitOr(bitShiftLeft(toUInt64(1), toUInt64(p))))"
