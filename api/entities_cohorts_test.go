@@ -329,7 +329,20 @@ func TestCohortsAndMergedPersons(t *testing.T) {
 	if got := p.pageviews(t, map[string]any{"properties": cohortCond(anon, false)}); got != 1 {
 		t.Fatalf("before the merge: %v, want 1", got)
 	}
+	both := p.cohortOf(t, map[string]any{"name": "Both ids", "is_static": true, "persons": []string{"anon-m", "user-m"}})
 	p.capture(t, []refEvent{ev("user-m", "$identify", 10, map[string]any{"$anon_distinct_id": "anon-m"})})
+	t.Run("the members page lists the merged person once, as they are now", func(t *testing.T) {
+		for id, want := range map[int64]int{anon: 1, both: 1} {
+			st, out := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/cohorts/%d/persons/", p.id, id), p.key, nil)
+			results, _ := out["results"].([]any)
+			if st != 200 || len(results) != want || out["count"] != float64(want) {
+				t.Fatalf("cohort %d: %d %v", id, st, out)
+			}
+			if ids := fmt.Sprint(results[0].(map[string]any)["distinct_ids"]); ids != "[user-m anon-m]" && ids != "[anon-m user-m]" {
+				t.Fatalf("cohort %d lists %v", id, results[0])
+			}
+		}
+	})
 	for name, id := range map[string]int64{"the anonymous id": anon, "the known id": known} {
 		t.Run("a cohort listing "+name+" counts the merged person at once", func(t *testing.T) {
 			if got := p.pageviews(t, map[string]any{"properties": cohortCond(id, false)}); got != 3 {

@@ -105,11 +105,21 @@ func CohortStaticMembers(env Env, co Cohort, version int64, distinctIDs []string
 		s.schema.overridesJoinOn("d")), nil
 }
 
-// CohortCount counts a cohort's members of one version.
+// CohortCount counts a cohort's members of one version, as
+// cohortMembers names them.
 func CohortCount(env Env, co Cohort, version int64) Statement {
 	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.orDefault()}, Facts{})
-	return s.statement("SELECT count() FROM " + s.schema.CohortPeople + " WHERE team_id = {team:Int64} AND cohort_id = " +
-		s.bind("Int64", co.ID) + " AND version = " + s.bind("UInt64", uint64(version)))
+	return s.statement("SELECT count() FROM (\n" + indent(cohortMembers(s, co.ID, version)) + "\n)")
+}
+
+// cohortMembers is a cohort version's members as they are now: one merged
+// into another since the calculation stands for the person it became,
+// once (as cohortSQL reads membership in analyses).
+func cohortMembers(s *eventSource, cohortID, version int64) string {
+	return "SELECT DISTINCT if(empty(cpo.override_person_id), cp.person_id, cpo.override_person_id) AS actor\nFROM " +
+		s.schema.CohortPeople + " AS cp\nLEFT JOIN (\n    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id\n    FROM " +
+		s.schema.Overrides + " WHERE team_id = {team:Int64} GROUP BY old_person_id\n) AS cpo ON cp.person_id = cpo.old_person_id\n" +
+		"WHERE cp.team_id = {team:Int64} AND cp.cohort_id = " + s.bind("Int64", cohortID) + " AND cp.version = " + s.bind("UInt64", uint64(version))
 }
 
 // CohortPrune deletes a cohort's member versions older than version.
@@ -123,7 +133,5 @@ func CohortPrune(env Env, co Cohort, version int64) Statement {
 // rows: id as text and the total).
 func CohortMembersPage(env Env, co Cohort, page Page) Statement {
 	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.orDefault()}, Facts{})
-	sub := "SELECT person_id AS actor FROM " + s.schema.CohortPeople + " WHERE team_id = {team:Int64} AND cohort_id = " +
-		s.bind("Int64", co.ID) + " AND version = " + s.bind("UInt64", uint64(co.Version))
-	return actorsPage(s, sub, page)
+	return actorsPage(s, cohortMembers(s, co.ID, co.Version), page)
 }
