@@ -415,6 +415,17 @@ func TestCohortFirstCalculationRetried(t *testing.T) {
 		t.Fatalf("after the retry: version %d count %v errors %d", co.Version, co.Count, co.ErrorsCalculating)
 	}
 
+	t.Run("every dynamic cohort is recalculated on the schedule, a static one is not", func(t *testing.T) {
+		// outer names a cohort and a person property: neither is behaviour,
+		// yet what it names changes (it was computed once, then never).
+		env.s.cohortScheduleTick(ctx, time.Now().Add(20*time.Minute))
+		if co, _ := env.s.store.GetCohort(ctx, p.id, outer.ID); co.Version != 2 {
+			t.Fatalf("outer: version %d", co.Version)
+		}
+		if co, _ := env.s.store.GetCohort(ctx, p.id, inner.ID); co.Version != 1 {
+			t.Fatalf("the static cohort: version %d", co.Version)
+		}
+	})
 	t.Run("a behavioural cohort never calculated is due on the schedule", func(t *testing.T) {
 		b, err := env.s.store.CreateCohort(ctx, proj, user, cohortInput(t, map[string]any{"name": "Buyers",
 			"filters": map[string]any{"properties": []any{map[string]any{"type": "behavioral", "key": "purchase",

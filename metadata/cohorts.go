@@ -232,16 +232,18 @@ func (s *Store) CohortsToCalculate(ctx context.Context, limit int) ([]Cohort, er
 }
 
 // CohortsDue asks for a recalculation of the cohorts the schedule owes
-// one, at now: dynamic cohorts with behavioural conditions (their members
-// depend on the clock) last computed (or, never computed, last tried)
-// before behaviouralSince; and cohorts never computed whose calculations
+// one, at now: dynamic cohorts last computed (or, never computed, last
+// tried) before behaviouralSince: behavioural conditions depend on the
+// clock, other cohorts they name change, and persons' properties change
+// what a property-only cohort's count and members page show (analyses
+// inline those); and cohorts never computed whose calculations
 // failed, again after a backoff that doubles with each failure from a
 // minute up to an hour (updated_at is the last failure then). It returns
 // how many it asked for.
 func (s *Store) CohortsDue(ctx context.Context, now, behaviouralSince time.Time) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE cohorts SET pending_version = version + 1, is_calculating = true
 		WHERE NOT deleted AND pending_version = version AND (
-		  (NOT is_static AND filters::text LIKE '%behavioral%' AND coalesce(last_calculation, updated_at) < $2::timestamptz)
+		  (NOT is_static AND coalesce(last_calculation, updated_at) < $2::timestamptz)
 		  OR (version = 0 AND errors_calculating > 0
 		      AND updated_at < $1::timestamptz - least(interval '1 minute' * power(2, least(errors_calculating, 7) - 1), interval '1 hour')))`,
 		now, behaviouralSince)
