@@ -260,6 +260,10 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 	if _, body := p.query(t, agg); string(body["results"]) != `[["$pageview",10],["signup",3]]` {
 		t.Errorf("aggregate: %s", mustJSON(t, body))
 	}
+	agg["after"] = "all" // no lower bound, as PostHog reads it (it was a 400)
+	if code, body := p.query(t, agg); code != 200 || string(body["results"]) != `[["$pageview",10],["signup",3]]` {
+		t.Errorf("after all: %d %s", code, mustJSON(t, body))
+	}
 	k, err := env.s.store.CreateKey(t.Context(), fmt.Sprintf("funnel%d@example.com", env.n), "insights only", []string{"insight:read"}, metadata.KeyScope{})
 	if err != nil {
 		t.Fatal(err)

@@ -174,8 +174,8 @@ func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (str
 		parts = append(parts, "e.event = "+src.str(n.Event))
 	}
 	for _, b := range []struct{ name, value, op string }{{"after", n.After, ">"}, {"before", n.Before, "<"}} {
-		if strings.TrimSpace(b.value) == "" {
-			continue
+		if strings.TrimSpace(b.value) == "" || (b.name == "after" && strings.EqualFold(strings.TrimSpace(b.value), "all")) {
+			continue // after "all": no lower bound, as PostHog reads it
 		}
 		t := eventsListTime(map[string]string{b.name: b.value}, b.name, c.clock, local)
 		if t == nil {
