@@ -117,10 +117,8 @@ func (id *identity) resolve(ctx context.Context, events []Event, updates []*Pers
 			if p, ok := ti.persons[pid]; ok && ev.Timestamp.Before(p.createdAt) {
 				// created_at is the person's earliest event: a batch's
 				// events come in any order, and an import or an offline
-				// queue sends earlier ones later. Only persons this writer
-				// holds (made, or loaded for an update, since its cache was
-				// last trimmed) are lowered by a plain event; others by an
-				// earlier event that updates them.
+				// queue sends earlier ones later. The writer holds every
+				// person of the distinct ids it knows (prefetch).
 				p.createdAt = ev.Timestamp
 				out.persons[p] = team
 			}
@@ -167,6 +165,19 @@ FROM ` + id.tables.Overrides + ` WHERE team_id = {team:Int64} GROUP BY old_perso
 // prefetch looks up, in one query each, the distinct ids and then the
 // persons this flush needs that the cache does not hold.
 func (id *identity) prefetch(ctx context.Context, ti *teamIdentity, events []Event, updates []*PersonUpdate, idx []int) error {
+	// Persons to load: those whose properties or links change, and those
+	// of distinct ids seen here for the first time since the cache was
+	// trimmed, so that an earlier event of theirs lowers created_at
+	// (resolve) even when it updates nothing.
+	var load []uuid.UUID
+	loading := map[uuid.UUID]bool{}
+	loadPerson := func(p uuid.UUID) {
+		p = ti.current(p)
+		if _, ok := ti.persons[p]; !ok && !loading[p] {
+			loading[p] = true
+			load = append(load, p)
+		}
+	}
 	var missing []string
 	seen := map[string]bool{}
 	want := func(d string) {
@@ -214,20 +225,12 @@ GROUP BY distinct_id`,
 			}
 			ti.ids[fmt.Sprint(r[0])] = pid
 			id.cached++
+			loadPerson(pid)
 		}
 	}
-	// Persons whose properties or links change need their stored state.
-	var load []uuid.UUID
-	loading := map[uuid.UUID]bool{}
 	need := func(d string) {
-		p, ok := ti.ids[d]
-		if !ok {
-			return
-		}
-		p = ti.current(p)
-		if _, ok := ti.persons[p]; !ok && !loading[p] {
-			loading[p] = true
-			load = append(load, p)
+		if p, ok := ti.ids[d]; ok {
+			loadPerson(p)
 		}
 	}
 	for _, i := range idx {

@@ -151,6 +151,13 @@ func TestPersonsCreatedAtIsTheirEarliestEvent(t *testing.T) {
 	if got := created(); !got.Equal(t0) {
 		t.Fatalf("a later event moved created_at to %s", got)
 	}
+	// A restarted server knows nothing of u until it looks u up.
+	if res := mustWrite(t, newTestWriter(t), capture(team, "$pageview", "u", t0.Add(-time.Hour), nil)); res.Stored != 1 {
+		t.Fatalf("stored %d", res.Stored)
+	}
+	if got := created(); !got.Equal(t0.Add(-time.Hour)) {
+		t.Fatalf("an earlier event to a fresh writer: created_at %s", got)
+	}
 }
 
 func TestIdentifyMergesEarlierAnonymousEventsIntoOnePerson(t *testing.T) {
