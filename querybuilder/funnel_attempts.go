@@ -19,6 +19,7 @@ import (
 func funnelOn(q *FunnelQuery, s *eventSource) *funnelBuilder {
 	fb := &funnelBuilder{q: q, s: s, n: len(q.Steps), perActor: true}
 	from, to := q.Range.bounds()
+	s.readsSpan(from, to) // a paths statement's source: the funnel's range is its own
 	fb.cur = span{s.time(from), s.time(to)}
 	fb.window = s.bind("Int64", q.Window.Microseconds())
 	fb.definitions()

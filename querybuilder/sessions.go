@@ -72,11 +72,14 @@ func (s *eventSource) sessionJoin() string {
 		// A request without a range (the events list), or one reading all
 		// history, reads every session; one reading before its range
 		// (readsBack) the sessions of what it reads.
-		from := r.From
+		from, to := r.From, r.To
 		if !s.readFrom.IsZero() && s.readFrom.Before(from) {
 			from = s.readFrom
 		}
-		where += " AND day >= toDate(" + s.time(from.Add(-sessionMargin)) + ") AND day <= toDate(" + s.time(r.To.Add(sessionMargin)) + ")"
+		if s.readTo.After(to) {
+			to = s.readTo
+		}
+		where += " AND day >= toDate(" + s.time(from.Add(-sessionMargin)) + ") AND day <= toDate(" + s.time(to.Add(sessionMargin)) + ")"
 	}
 	return s.schema.globalJoin("LEFT JOIN") + ` (
     SELECT ` + strings.Join(cols, ",\n        ") + `

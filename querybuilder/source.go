@@ -40,8 +40,8 @@ type eventSource struct {
 	// that is before the range (compare's previous period, the look-back
 	// of weekly active users...); readsAll that it reads every event's
 	// history. The session join folds the sessions of what is read.
-	readFrom time.Time
-	readsAll bool
+	readFrom, readTo time.Time
+	readsAll         bool
 }
 
 // readsBack tells the source that its statement reads events from t on
@@ -53,6 +53,15 @@ func (s *eventSource) readsBack(t time.Time) {
 		s.readsAll = true
 	case s.readFrom.IsZero() || t.Before(s.readFrom):
 		s.readFrom = t
+	}
+}
+
+// readsSpan tells the source that its statement reads events from from
+// to to (a funnel's range inside a paths statement), as readsBack.
+func (s *eventSource) readsSpan(from, to time.Time) {
+	s.readsBack(from)
+	if to.After(s.readTo) {
+		s.readTo = to
 	}
 }
 
