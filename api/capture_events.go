@@ -138,6 +138,7 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 		return p, nil
 	}
 	p.events = make([]olap.Capture, len(wes))
+	enveloped := p.token != ""
 	for i := range wes {
 		var head *propertyHead
 		if heads != nil {
@@ -152,11 +153,15 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 		}
 		p.events[i] = c
 		switch {
+		case enveloped:
+			// The batch's own token says whose events they are, as in
+			// PostHog's capture; an event's token property is not read.
 		case p.token == "":
 			p.token = token
 		case token != "" && token != p.token:
-			// Stored with the others it would land in the wrong project;
-			// PostHog's capture refuses such a batch too.
+			// Without one, the events' tokens do: stored with the others
+			// this one would land in the wrong project. PostHog's capture
+			// refuses such a batch too.
 			return nil, Invalid("batch["+strconv.Itoa(i)+"]", "This event carries another project's token than the batch's; "+
 				"send each project's events in a request of their own.")
 		}

@@ -299,10 +299,11 @@ func TestCaptureSideAnswersCarryCORSHeaders(t *testing.T) {
 	})
 }
 
-// An event carrying another project's token is refused with its batch,
-// naming it: stored with the others it landed in the batch's project (the
-// first token seen), which was the wrong one for it. The same token on
-// every event, or on some, is one project's batch.
+// Without a token of the batch's own, an event carrying another token
+// than the others is refused with its batch, naming it: stored with them
+// it landed in the first token's project, the wrong one for it. The same
+// token on every event, or on some, is one project's batch; with the
+// batch's own api_key, the events' token properties are not read.
 func TestCaptureRefusesABatchOfTwoProjects(t *testing.T) {
 	f := newCaptureFixture(t, testConfig())
 	ev := func(token string) string {
@@ -313,7 +314,6 @@ func TestCaptureRefusesABatchOfTwoProjects(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, body, attr string }{
 		{"events of two tokens", `{"batch": [` + ev(f.token) + `, ` + ev("phc_other") + `]}`, "batch[1]"},
-		{"an event of another token than api_key", `{"api_key": "` + f.token + `", "batch": [` + ev("") + `, ` + ev("phc_other") + `]}`, "batch[1]"},
 		{"a bare list of two tokens", `[` + ev(f.token) + `, ` + ev("") + `, ` + ev("phc_other") + `]`, "batch[2]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,6 +332,15 @@ func TestCaptureRefusesABatchOfTwoProjects(t *testing.T) {
 	}
 	if n := f.count(t, "", nil); n != 3 {
 		t.Fatalf("%d events stored, want 3", n)
+	}
+	// The batch's own api_key says whose events they are: a token
+	// property of an event is then data, as in PostHog's capture.
+	code, body = f.send(t, req{path: "/batch/", body: []byte(`{"api_key": "` + f.token + `", "batch": [` + ev("") + `, ` + ev("some-user-token") + `]}`)})
+	if code != http.StatusOK {
+		t.Fatalf("api_key and an event's token property: %d %v", code, body)
+	}
+	if n := f.count(t, "", nil); n != 5 {
+		t.Fatalf("%d events stored, want 5", n)
 	}
 }
 
