@@ -74,14 +74,20 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 	t.Run("events read before the range (compare's previous period, weekly actives) find their sessions", func(t *testing.T) {
 		long := []any{map[string]any{"key": "$session_duration", "value": 600, "operator": "gt", "type": "session"}}
 		var series []struct {
-			Label *string  `json:"compare_label"`
-			Value *float64 `json:"aggregated_value"`
+			Label *string             `json:"compare_label"`
+			Value *float64            `json:"aggregated_value"`
+			URLs  []map[string]string `json:"persons_urls"`
 		}
 		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "date_from": "2026-03-12", "date_to": "2026-03-12",
 			"display": "ActionsTable", "compare": true, "compare_to": "-10d", "properties": long}, &series)
 		got := map[string]float64{}
 		for _, s := range series {
 			got[*s.Label] = *s.Value
+			if *s.Label == "previous" && len(s.URLs) > 0 {
+				if people, count := p.follow(t, s.URLs[0]["url"]); count != 1 || len(people) != 1 {
+					t.Fatalf("the previous period's people: %v (%d), want u1", people, count)
+				}
+			}
 		}
 		if want := map[string]float64{"current": 0, "previous": 2}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("compare: got %v, want %v", got, want)

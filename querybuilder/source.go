@@ -36,10 +36,11 @@ type eventSource struct {
 	// settings are the engine settings a join written so far asks for
 	// (sessionJoinSetting).
 	settings []string
-	// readFrom is the earliest time the statement reads events from when
-	// that is before the range (compare's previous period, the look-back
-	// of weekly active users...); readsAll that it reads every event's
-	// history. The session join folds the sessions of what is read.
+	// readFrom and readTo are the earliest and latest times the statement
+	// reads events at when those are outside the range (compare's previous
+	// period, the look-back of weekly active users, a paths statement's
+	// funnel...); readsAll that it reads every event's history. The
+	// session join folds the sessions of what is read.
 	readFrom, readTo time.Time
 	readsAll         bool
 }

@@ -48,6 +48,7 @@ func (q *TrendsQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 	}
 	tb := &trendsBuilder{q: q, s: newEventSource(&q.Common, f)}
 	tb.cur = tb.s.rangeSpan()
+	tb.s.readsSpan(from, to) // the previous period's, a look-back's
 	e := q.Series[series]
 	src := tb.source(e)
 	// The actor read joins persons for its actor even when the series
