@@ -21,8 +21,7 @@ func TestGroupKeysHoldEveryKeyOfEventsAndGroups(t *testing.T) {
 	ctx := context.Background()
 	team := time.Now().UnixNano()
 	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	var events []Event
-	for i, props := range []string{
+	insertPropertyEvents(t, team, ts, []string{
 		`{"$group_0": "acme", "$group_2": "eu"}`,
 		`{"$group_0": "acme"}`,
 		`{"$group_0": "beta", "$group_4": "x'; DROP TABLE events; --"}`,
@@ -30,13 +29,7 @@ func TestGroupKeysHoldEveryKeyOfEventsAndGroups(t *testing.T) {
 		`{"$group_0": 7}`,  // a number: what mat_group_0 reads of it is the key
 		`{"$browser": "Firefox"}`,
 		`{"$group_3": "Ünïcode 🚀"}`,
-	} {
-		events = append(events, Event{UUID: uuid.New(), TeamID: team, Event: "e", DistinctID: fmt.Sprint("d", i),
-			PersonID: uuid.New(), Timestamp: ts, Properties: props, CreatedAt: ts})
-	}
-	if err := engine.InsertEvents(ctx, events); err != nil {
-		t.Fatal(err)
-	}
+	})
 	// Two groups: one no event names (yet), one that events name too.
 	for _, key := range []string{"gamma", "acme"} {
 		if err := engine.Insert(ctx, Table{"groups", groupsColumns},
@@ -97,21 +90,14 @@ func TestStoredGroupKeyHashesAreTheKeysCityHash64(t *testing.T) {
 	ctx := context.Background()
 	team := time.Now().UnixNano()
 	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	var events []Event
-	for i, props := range []string{
+	insertPropertyEvents(t, team, ts, []string{
 		`{"$group_0": "acme", "$group_2": "eu"}`,
 		`{"$group_0": "x'; DROP TABLE events; --", "$group_4": "\u0000\n"}`,
 		`{"$group_1": ""}`,
 		`{"$group_0": 7, "$group_1": {"a": [1]}}`,
 		`{"$group_3": "Ünïcode 🚀"}`,
 		`{}`,
-	} {
-		events = append(events, Event{UUID: uuid.New(), TeamID: team, Event: "e", DistinctID: fmt.Sprint("d", i),
-			PersonID: uuid.New(), Timestamp: ts, Properties: props, CreatedAt: ts})
-	}
-	if err := engine.InsertEvents(ctx, events); err != nil {
-		t.Fatal(err)
-	}
+	})
 	check := func(t *testing.T) {
 		t.Helper()
 		rows, err := engine.Query(ctx, querybuilder.Statement{SQL: `SELECT count(),
@@ -154,4 +140,18 @@ func rerunMigration(ctx context.Context, t *testing.T, name string) {
 		return
 	}
 	t.Fatalf("no migration named %s", name)
+}
+
+// insertPropertyEvents stores one event "e" of team at ts per properties
+// document, each of its own distinct id and person.
+func insertPropertyEvents(t *testing.T, team int64, ts time.Time, props []string) {
+	t.Helper()
+	var events []Event
+	for i, p := range props {
+		events = append(events, Event{UUID: uuid.New(), TeamID: team, Event: "e", DistinctID: fmt.Sprint("d", i),
+			PersonID: uuid.New(), Timestamp: ts, Properties: p, CreatedAt: ts})
+	}
+	if err := engine.InsertEvents(context.Background(), events); err != nil {
+		t.Fatal(err)
+	}
 }
