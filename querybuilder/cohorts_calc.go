@@ -116,9 +116,8 @@ func CohortCount(env Env, co Cohort, version int64) Statement {
 // into another since the calculation stands for the person it became,
 // once (as cohortSQL reads membership in analyses).
 func cohortMembers(s *eventSource, cohortID, version int64) string {
-	return "SELECT DISTINCT if(empty(cpo.override_person_id), cp.person_id, cpo.override_person_id) AS actor\nFROM " +
-		s.schema.CohortPeople + " AS cp\nLEFT JOIN (\n    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id\n    FROM " +
-		s.schema.Overrides + " WHERE team_id = {team:Int64} GROUP BY old_person_id\n) AS cpo ON cp.person_id = cpo.old_person_id\n" +
+	return "SELECT DISTINCT if(empty(po.override_person_id), cp.person_id, po.override_person_id) AS actor\nFROM " +
+		s.schema.CohortPeople + " AS cp\n" + s.schema.overridesJoinOn("cp") + "\n" +
 		"WHERE cp.team_id = {team:Int64} AND cp.cohort_id = " + s.bind("Int64", cohortID) + " AND cp.version = " + s.bind("UInt64", uint64(version))
 }
 
