@@ -246,6 +246,11 @@ func (e *Embedded) Cancel(_ context.Context, id string) (bool, error) {
 
 // Query implements Engine.
 func (e *Embedded) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+	return queryOrFallback(ctx, e.log, stmt, e.query)
+}
+
+// query runs one statement, not its fallback.
+func (e *Embedded) query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -24,7 +25,8 @@ import (
 // concurrent use. Every query carries a query id (see WithQueryID) and
 // honours the context's deadline, or Config.QueryTimeout when it is sooner.
 type Engine interface {
-	// Query runs a statement and returns all of its rows.
+	// Query runs a statement and returns all of its rows: its Fallback's
+	// when the statement's own check refuses it (querybuilder.FallbackCheck).
 	Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error)
 	// Stream runs a statement and hands its rows to each as they arrive,
 	// without holding the result (olap/stream.go), after its columns to
@@ -209,6 +211,28 @@ func ErrorCode(err error) (int32, bool) {
 	return 0, false
 }
 
+// queryOrFallback runs stmt with query and, when the statement's own
+// check refuses it (querybuilder.FallbackCheck), runs its Fallback
+// instead, logging why: a statement that rests on an assumption (paths'
+// item hashes: querybuilder/paths_hashed.go) checks it and fails rather
+// than answer wrong.
+func queryOrFallback(ctx context.Context, log *slog.Logger, stmt querybuilder.Statement,
+	query func(context.Context, querybuilder.Statement) (*Rows, error)) (*Rows, error) {
+	rows, err := query(ctx, stmt)
+	if err == nil || stmt.Fallback == nil || !checkFailed(err) {
+		return rows, err
+	}
+	log.Warn("statement check failed; running its fallback", "query_id", queryID(ctx), "err", err)
+	return queryOrFallback(ctx, log, *stmt.Fallback, query)
+}
+
+// checkFailed reports whether err is a statement's own check asking for
+// its fallback (a throwIf with querybuilder.FallbackCheck).
+func checkFailed(err error) bool {
+	code, ok := ErrorCode(err)
+	return ok && code == CodeThrowIf && strings.Contains(err.Error(), querybuilder.FallbackCheck)
+}
+
 // ClickHouse error codes insightd reacts to.
 const (
 	CodeSyntaxError         int32 = 62
@@ -219,6 +243,7 @@ const (
 	CodeCannotCompileRegexp int32 = 427
 	CodeMemoryLimitExceeded int32 = 241
 	CodeTooManyRows         int32 = 396
+	CodeThrowIf             int32 = 395
 )
 
 // withTimeout applies the configured query timeout unless ctx already ends sooner.

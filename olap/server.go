@@ -187,6 +187,11 @@ func (s *Server) kill(id string) (bool, error) {
 
 // Query implements Engine.
 func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+	return queryOrFallback(ctx, s.log, stmt, s.query)
+}
+
+// query runs one statement, not its fallback.
+func (s *Server) query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return nil, err

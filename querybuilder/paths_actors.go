@@ -39,7 +39,7 @@ func (q *PathsQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
 	if !pr.ok() {
 		return Statement{}, pr.err()
 	}
-	s, perActor, err := q.perActorSource(f)
+	s, perActor, err := q.perActorSource(f, false)
 	if err != nil {
 		return Statement{}, err
 	}

@@ -32,13 +32,28 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if q.clock.loc == nil {
 		return Statement{}, errors.New("querybuilder: paths needs a request that ParsePaths validated")
 	}
-	s, perActor, err := q.perActorSource(f)
+	text, err := q.build(f, false)
+	if err != nil || q.Start != "" || q.End != "" {
+		return text, err
+	}
+	hashed, err := q.build(f, true)
+	if err != nil {
+		return Statement{}, err
+	}
+	hashed.Fallback = &text
+	return hashed, nil
+}
+
+// build is BuildPaths' statement, with items as text or, without start
+// and end points, as hashes (paths_hashed.go).
+func (q *PathsQuery) build(f Facts, hashed bool) (Statement, error) {
+	s, perActor, err := q.perActorSource(f, hashed)
 	if err != nil {
 		return Statement{}, err
 	}
 	var edges string
 	if q.Start == "" && q.End == "" {
-		edges = q.flatEdges(s, perActor)
+		edges = q.flatEdges(s, perActor, hashed)
 	} else {
 		edges = "SELECT i, from_item, to_item, d\nFROM (\n" + indent(q.paths(s, perActor, false)) + "\n)\n" + edgesJoin
 	}
@@ -57,8 +72,12 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if len(having) > 0 {
 		counted += "\nHAVING " + strings.Join(having, " AND ")
 	}
-	sql := "SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, value, average_conversion_time\nFROM (\n" +
-		indent(counted) + "\n)\nORDER BY value DESC, source, target\nLIMIT " + s.bind("UInt64", uint64(q.EdgeLimit))
+	named := "SELECT concat(toString(i), '_', from_item) AS source, concat(toString(i + 1), '_', to_item) AS target, value, average_conversion_time\nFROM (\n" +
+		indent(counted) + "\n)"
+	if hashed {
+		named = namedEdges(counted, q.pathNames(s))
+	}
+	sql := named + "\nORDER BY value DESC, source, target\nLIMIT " + s.bind("UInt64", uint64(q.EdgeLimit))
 	return s.statement(sql), nil
 }
 
@@ -71,12 +90,15 @@ const edgesJoin = "ARRAY JOIN arrayEnumerate(arrayPopBack(p)) AS i, arrayPopBack
 // perActorSource resolves what depends on the facts and gives steps 1
 // and 2, the rows of each actor's sorted events (perActor, narrowed to
 // the funnel's actors and times with funnel paths), and their source.
-func (q *PathsQuery) perActorSource(f Facts) (*eventSource, string, error) {
+func (q *PathsQuery) perActorSource(f Facts, hashed bool) (*eventSource, string, error) {
 	if err := q.applyFacts(f); err != nil {
 		return nil, "", err
 	}
 	s := newEventSource(&q.Common, f)
 	perActor := q.perActor(s)
+	if hashed {
+		perActor = q.hashedPerActor(s)
+	}
 	if q.Funnel != nil {
 		if err := q.Funnel.applyFacts(f); err != nil {
 			return nil, "", err
@@ -108,12 +130,16 @@ func (q *PathsQuery) edges(paths string, actor bool) string {
 // and d (microseconds apart). The lambdas take only arrays as arguments:
 // one that reads another array of the row makes the engine copy that
 // array for every element.
-func (q *PathsQuery) flatEdges(s *eventSource, perActor string) string {
+func (q *PathsQuery) flatEdges(s *eventSource, perActor string, hashed bool) string {
+	none := "''" // what the last item is compared with
+	if hashed {
+		none = "0"
+	}
 	gap := fmt.Sprint(int64(pathSessionGapMins) * 60 * 1_000_000)
 	k := s.bind("UInt64", uint64(q.StepLimit))
 	marks := "SELECT arrayMap((d, j) -> j = 1 OR d >= " + gap + ", arrayDifference(ts), arrayEnumerate(ts)) AS starts,\n" +
 		"    arrayPushBack(arrayPopFront(starts), 1) AS ends,\n" +
-		"    arrayMap((x, y, e) -> e OR x != y, items, arrayShiftLeft(items, 1, ''), ends) AS keep,\n" +
+		"    arrayMap((x, y, e) -> e OR x != y, items, arrayShiftLeft(items, 1, " + none + "), ends) AS keep,\n" +
 		"    arrayCumSum(keep) AS kept,\n" +
 		"    arrayMap((c, b) -> c - b, kept, arrayFill((x, st) -> st, arrayMap((c, x) -> c - x, kept, keep), starts)) AS pos,\n" +
 		"    arrayMap((x, p, e) -> x AND p < " + k + " AND NOT e, keep, pos, ends) AS from_mask,\n" +
@@ -143,17 +169,21 @@ func carried(actor bool) string {
 // every row its branches' masks).
 func (q *PathsQuery) item(s *eventSource) string {
 	url := propertyText(&s.scope, "event", "$current_url")
-	// One substring rather than if(…, substring(…), url): if copies
-	// every row's text a second time.
-	page := fmt.Sprintf("substring(%[1]s, 1, length(%[1]s) - (length(%[1]s) > 1 AND endsWith(%[1]s, '/')))", url)
 	screen := propertyText(&s.scope, "event", "$screen_name")
 	switch {
 	case q.pagesOnly():
-		return page
+		return pageItem(url)
 	case q.Screens && !q.Pageviews && !q.AllCustom && len(q.CustomEvents) == 0:
 		return screen
 	}
-	return "multiIf(e.event = '$pageview', " + page + ",\n        e.event = '$screen', " + screen + ", e.event)"
+	return "multiIf(e.event = '$pageview', " + pageItem(url) + ",\n        e.event = '$screen', " + screen + ", e.event)"
+}
+
+// pageItem is the item of a pageview's URL: one trailing slash removed.
+// One substring rather than if(…, substring(…), url): if copies every
+// row's text a second time.
+func pageItem(url string) string {
+	return fmt.Sprintf("substring(%[1]s, 1, length(%[1]s) - (length(%[1]s) > 1 AND endsWith(%[1]s, '/')))", url)
 }
 
 // pagesOnly reports whether the events read are pageviews alone.
@@ -165,7 +195,11 @@ func (q *PathsQuery) pagesOnly() bool {
 // the cleaning rules (each a replace-all with a literal alias), then the
 // groupings (the first matching one replaces it), ending with item.
 func (q *PathsQuery) itemColumns(s *eventSource) []string {
-	item := q.item(s)
+	return q.cleanedItem(s, q.item(s))
+}
+
+// cleanedItem is itemColumns over the item before cleaning, item.
+func (q *PathsQuery) cleanedItem(s *eventSource, item string) []string {
 	for _, r := range q.Cleaning {
 		// replaceRegexpAll reads \0-\9 in the replacement as groups:
 		// the alias is literal text, so its backslashes are escaped.
@@ -216,14 +250,7 @@ func (q *PathsQuery) eventCond(s *eventSource) string {
 // about 30% more. Only an actor with a tie pays for the uuids' order, by
 // (time, prefixed item).
 func (q *PathsQuery) perActor(s *eventSource) string {
-	actor, actorCond := s.actor(q.AggregationGroupTypeIndex)
-	sp := s.rangeSpan()
-	where := []string{"e.team_id = {team:Int64}", sp.sql()}
-	for _, c := range []string{q.eventCond(s), s.cond(andFilters(q.Properties, q.TestAccounts)), actorCond} {
-		if c != "" {
-			where = append(where, c)
-		}
-	}
+	actor, where := q.eventsRead(s)
 	// Pageviews' URLs, neither cleaned, grouped nor excluded, lose their
 	// trailing slash after the grouping, in the substring that cuts the
 	// prefix off: one copy of every event's text fewer.
@@ -244,6 +271,18 @@ func (q *PathsQuery) perActor(s *eventSource) string {
 		"    if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),\n" +
 		"        arraySort((x, t, k) -> (t, k), i_arrival, t_arrival, ui_arrival), by_time.2) AS items\n" +
 		"FROM (\n" + indent(grouped) + "\n)"
+}
+
+// eventsRead is the actor of the events paths read and their conditions.
+func (q *PathsQuery) eventsRead(s *eventSource) (actor string, where []string) {
+	actor, actorCond := s.actor(q.AggregationGroupTypeIndex)
+	where = []string{"e.team_id = {team:Int64}", s.rangeSpan().sql()}
+	for _, c := range []string{q.eventCond(s), s.cond(andFilters(q.Properties, q.TestAccounts)), actorCond} {
+		if c != "" {
+			where = append(where, c)
+		}
+	}
+	return actor, where
 }
 
 // withinFunnel keeps, of each actor's events, those around their funnel

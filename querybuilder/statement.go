@@ -21,7 +21,19 @@ type Statement struct {
 	// every served statement passes through, writes them into its SETTINGS
 	// clause.
 	Settings []string
+	// Fallback, when set, answers the same rows by a surer way. The
+	// statement checks an assumption its speed rests on (item hashes
+	// that no two items share: paths_hashed.go) and fails with
+	// FallbackCheck when it does not hold; the engine then runs Fallback
+	// instead (olap.Engine.Query), so a failed check costs time, never
+	// the answer.
+	Fallback *Statement
 }
+
+// FallbackCheck is the message of a statement's own check (throwIf) that
+// asks for its Fallback.
+// It is written into the SQL as a literal, so it has no quote.
+const FallbackCheck = "insightd: check failed, run the fallback statement"
 
 // String renders the statement for logs and golden files: the SQL, then
 // the parameters sorted by name.
@@ -39,6 +51,9 @@ func (s Statement) String() string {
 	sort.Strings(names)
 	for _, k := range names {
 		fmt.Fprintf(&b, "-- %s = %#v\n", k, s.Params[k])
+	}
+	if s.Fallback != nil {
+		b.WriteString("-- fallback:\n" + s.Fallback.String())
 	}
 	return b.String()
 }
@@ -84,6 +99,10 @@ func WithLimits(stmt Statement, l Limits) Statement {
 	}
 	if len(set) > 0 {
 		stmt.SQL = strings.TrimSpace(stmt.SQL) + "\nSETTINGS " + strings.Join(set, ", ")
+	}
+	if stmt.Fallback != nil {
+		fb := WithLimits(*stmt.Fallback, l)
+		stmt.Fallback = &fb
 	}
 	return stmt
 }
