@@ -66,6 +66,29 @@ func TestPathsHostileValuesNeverReachTheSQLText(t *testing.T) {
 	})
 }
 
+// Without start and end points (the hashed statement and its text
+// fallback), the names' scan reads the same strings: custom events,
+// cleaning rules and aliases, groupings; exclusions and properties.
+func TestHashedPathsHostileValuesNeverReachTheSQLText(t *testing.T) {
+	checkHostile(t, func(t *testing.T, v string) Statement {
+		s, re, alias := quoted(t, v), quoted(t, "^"+regexp.QuoteMeta(v)), quoted(t, v+"!")
+		p, err := ParseBody([]byte(`{"include_event_types": ["$pageview", "custom_event"], "include_custom_events": [` + s + `],
+			"exclude_events": [` + s + `], "path_groupings": [` + s + `], "local_path_cleaning_filters": [{"regex": ` + re + `, "alias": ` + alias + `}],
+			"properties": [{"key": ` + s + `, "value": ` + s + `}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmt, err := buildKind(&pathsKind)(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stmt.Fallback == nil {
+			t.Fatal("not the hashed statement")
+		}
+		return stmt
+	})
+}
+
 func TestPathsRefuseWhatCannotRun(t *testing.T) {
 	for body, attr := range map[string]string{
 		`{"step_limit": 1}`:                                "step_limit",
