@@ -56,8 +56,8 @@ func (fb *funnelBuilder) events() string {
 		actor + " AS a",
 		fb.mask() + " AS m",
 		fb.hot() + " AS hot",
-		"if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), " +
-			"bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k",
+		"toUnixTimestamp64Micro(e.timestamp) + 1 AS tk",
+		"toUInt128(e.uuid) AS uk",
 	}
 	if bd := fb.breakdownValue(); bd != "" {
 		// The entry's order as one UInt256, not a (time, uuid) tuple:
@@ -102,18 +102,17 @@ func (fb *funnelBuilder) actors(events string) string {
 		group = append(group, "cold_bucket")
 	}
 	cols := []string{key + " AS actor", "max(hot) AS is_hot", "countIf(" + entry + ") > 0 AS entered", weight + " AS weight"}
+	// A hot actor's events in arrival order: times (+1), masks and uuids
+	// as three arrays, sorted in attempts (sortedEvents).
+	cols = append(cols, "groupArrayIf(tk, hot) AS t_arrival", "groupArrayIf(m, hot) AS m_arrival", "groupArrayIf(uk, hot) AS u_arrival")
 	if fb.breakdownValue() != "" {
 		// The values stay in arrival order, and the attributed entry is
-		// found by its key in the unsorted keys (valueAt): sorting
-		// (key, value) tuples measured 1-4% slower. Only cold actors need
-		// entry_bd; it is the costly part (benchmarks/results/funnels.md).
+		// found by its arrival number (valueAt): sorting the values with
+		// the events measured slower. Only cold actors need entry_bd; it
+		// is the costly part (benchmarks/results/funnels.md).
 		cols = append(cols,
-			"groupArrayIf(k, hot) AS arrival_keys",
-			"arraySort(arrival_keys) AS keys",
 			"groupArrayIf(bd, hot) AS bds",
 			"argMaxIf(bd, at, "+entry+" AND NOT hot) AS entry_bd")
-	} else {
-		cols = append(cols, "arraySort(groupArrayIf(k, hot)) AS keys")
 	}
 	if fb.trends() {
 		cols = append(cols, "groupUniqArrayIf(bucket, hot AND "+entry+") AS entry_buckets", "if(hot, '', bucket) AS cold_bucket")
@@ -162,8 +161,7 @@ func (fb *funnelBuilder) attempts() string {
 	if fb.trends() {
 		a.add("arrayJoin(if(is_hot, entry_buckets, [cold_bucket])) AS bucket")
 	}
-	a.add("arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts")
-	a.add("arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms")
+	fb.sortedEvents(a)
 	entry := fmt.Sprintf("bitAnd(mm, %d) != 0", fb.entryBits())
 	if fb.trends() {
 		entry += " AND " + fb.bucketKey("fromUnixTimestamp64Micro(tt - 1, 'UTC')") + " = bucket"
@@ -241,10 +239,38 @@ func (fb *funnelBuilder) attributed() string {
 }
 
 // valueAt is the breakdown value of the counted attempt's step j event:
-// bds is in arrival order, so the event is found by its key, which is
-// unique (it holds the uuid).
+// bds is in arrival order, and arrival is each sorted event's number in
+// it (sortedEvents).
 func valueAt(j int) string {
-	return fmt.Sprintf("bds[indexOf(arrival_keys, keys[p_%d])]", j)
+	return fmt.Sprintf("bds[arrival[p_%d]]", j)
+}
+
+// sortedEvents adds ts and ms, a hot actor's event times (+1) and masks
+// sorted by (time, uuid), and with a breakdown arrival, each sorted
+// event's number in arrival order. Times and masks are sorted together
+// (zipped: one sort) by time alone unless two events share a time; only
+// an actor with such a tie sorts by (time, uuid). The three arrays and
+// the Int64 sort replaced one array of UInt256 (time, uuid, mask) keys:
+// on the 100M-event set the 3-step funnel went from 4.10x the floor's CPU
+// to 3.59x in the same rounds (benchmarks/results/funnels.md).
+func (fb *funnelBuilder) sortedEvents(a *attempt) {
+	// by_time zips the times with the carried arrays; a tie sorts the
+	// carried arrays alone (one array, or zipped).
+	sorted := func(carried, tied, order, name string) {
+		a.add("arraySort((x, t) -> t, arrayZip(t_arrival, %s), t_arrival) AS by_time", carried)
+		a.next()
+		a.add("by_time.1 AS ts")
+		a.add("if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),\n"+
+			"    arraySort((x, t, u) -> (t, u), %s, t_arrival, u_arrival), %s) AS %s", tied, order, name)
+	}
+	if fb.breakdownValue() == "" {
+		sorted("m_arrival", "m_arrival", "by_time.2", "ms")
+		return
+	}
+	sorted("m_arrival, arrayEnumerate(t_arrival)", "arrayZip(m_arrival, arrayEnumerate(t_arrival))", "arrayZip(by_time.2, by_time.3)", "by_order")
+	a.next()
+	a.add("by_order.1 AS ms")
+	a.add("by_order.2 AS arrival")
 }
 
 // coldAttributed is the breakdown value of an actor who reached step 1

@@ -21,7 +21,7 @@ FROM (
                     SELECT *,
                         is_hot AND (0) AS excluded,
                         if(is_hot, hot_level, toUInt8(entered)) AS level,
-                        if(is_hot, if(hot_level >= 1, bds[indexOf(arrival_keys, keys[p_1])], {breakdown_null:String}), entry_bd) AS breakdown_value
+                        if(is_hot, if(hot_level >= 1, bds[arrival[p_1]], {breakdown_null:String}), entry_bd) AS breakdown_value
                     FROM (
                         SELECT *,
                             if(hot_level >= 1, ts[p_1], 0) AS t_1,
@@ -47,54 +47,66 @@ FROM (
                                                 arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
                                             FROM (
                                                 SELECT *,
-                                                    arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
-                                                    arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                                    by_order.1 AS ms,
+                                                    by_order.2 AS arrival
                                                 FROM (
-                                                    SELECT a AS actor,
-                                                        max(hot) AS is_hot,
-                                                        countIf(bitAnd(m, 1) != 0) > 0 AS entered,
-                                                        toUInt64(1) AS weight,
-                                                        groupArrayIf(k, hot) AS arrival_keys,
-                                                        arraySort(arrival_keys) AS keys,
-                                                        groupArrayIf(bd, hot) AS bds,
-                                                        argMaxIf(bd, at, bitAnd(m, 1) != 0 AND NOT hot) AS entry_bd
+                                                    SELECT *,
+                                                        by_time.1 AS ts,
+                                                        if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
+                                                        arraySort((x, t, u) -> (t, u), arrayZip(m_arrival, arrayEnumerate(t_arrival)), t_arrival, u_arrival), arrayZip(by_time.2, by_time.3)) AS by_order
                                                     FROM (
-                                                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
-                                                            (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
-                                                                + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)
-                                                                + bitShiftLeft(toUInt64(e.event = {p2:String}), 2)) AS m,
-                                                            if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
-                                                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                        SELECT *,
+                                                            arraySort((x, t) -> t, arrayZip(t_arrival, m_arrival, arrayEnumerate(t_arrival)), t_arrival) AS by_time
+                                                        FROM (
+                                                            SELECT a AS actor,
+                                                                max(hot) AS is_hot,
+                                                                countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                                toUInt64(1) AS weight,
+                                                                groupArrayIf(tk, hot) AS t_arrival,
+                                                                groupArrayIf(m, hot) AS m_arrival,
+                                                                groupArrayIf(uk, hot) AS u_arrival,
+                                                                groupArrayIf(bd, hot) AS bds,
+                                                                argMaxIf(bd, at, bitAnd(m, 1) != 0 AND NOT hot) AS entry_bd
+                                                            FROM (
+                                                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                                                    (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
+                                                                        + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)
+                                                                        + bitShiftLeft(toUInt64(e.event = {p2:String}), 2)) AS m,
+                                                                    if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
+                                                                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                                        FROM events AS e
+                                                                        LEFT JOIN (
+                                                                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                                        ) AS po ON e.person_id = po.old_person_id
+                                                                        WHERE e.team_id = {team:Int64}
+                                                                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                                          AND (e.event = {p1:String})
+                                                                    ) AS hot,
+                                                                    toUnixTimestamp64Micro(e.timestamp) + 1 AS tk,
+                                                                    toUInt128(e.uuid) AS uk,
+                                                                    if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) AS bd,
+                                                                    bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 128), toUInt256(toUInt128(e.uuid))) AS at
                                                                 FROM events AS e
                                                                 LEFT JOIN (
                                                                     SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
                                                                     FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
                                                                 ) AS po ON e.person_id = po.old_person_id
+                                                                LEFT JOIN (
+                                                                    SELECT id,
+                                                                        argMax(JSONExtractString(properties, {p3:String}), version) AS pp_0
+                                                                    FROM persons WHERE team_id = {team:Int64}
+                                                                    GROUP BY id HAVING argMax(is_deleted, version) = 0
+                                                                ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
                                                                 WHERE e.team_id = {team:Int64}
                                                                   AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                                                                  AND (e.event = {p1:String})
-                                                            ) AS hot,
-                                                            if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k,
-                                                            if(empty(pp.pp_0), {breakdown_null:String}, pp.pp_0) AS bd,
-                                                            bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 128), toUInt256(toUInt128(e.uuid))) AS at
-                                                        FROM events AS e
-                                                        LEFT JOIN (
-                                                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-                                                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
-                                                        ) AS po ON e.person_id = po.old_person_id
-                                                        LEFT JOIN (
-                                                            SELECT id,
-                                                                argMax(JSONExtractString(properties, {p3:String}), version) AS pp_0
-                                                            FROM persons WHERE team_id = {team:Int64}
-                                                            GROUP BY id HAVING argMax(is_deleted, version) = 0
-                                                        ) AS pp ON pp.id = if(empty(po.override_person_id), e.person_id, po.override_person_id)
-                                                        WHERE e.team_id = {team:Int64}
-                                                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                                                          AND (e.event = {p0:String}
-                                                            OR e.event = {p1:String}
-                                                            OR e.event = {p2:String})
+                                                                  AND (e.event = {p0:String}
+                                                                    OR e.event = {p1:String}
+                                                                    OR e.event = {p2:String})
+                                                            )
+                                                            GROUP BY actor
+                                                        )
                                                     )
-                                                    GROUP BY actor
                                                 )
                                             )
                                         )

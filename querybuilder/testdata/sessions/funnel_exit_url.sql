@@ -36,57 +36,65 @@ FROM (
                                         arrayFill(x -> x != 0, arrayMap((tt, mm, i) -> if(bitAnd(mm, 1) != 0, bitOr(bitShiftLeft(toUInt128(tt), 32), toUInt128(i)), toUInt128(0)), ts, ms, arrayEnumerate(ts))) AS s_1
                                     FROM (
                                         SELECT *,
-                                            arrayMap(x -> toInt64(bitShiftRight(x, 192)), keys) AS ts,
-                                            arrayMap(x -> toUInt64(bitAnd(x, toUInt256(18446744073709551615))), keys) AS ms
+                                            by_time.1 AS ts,
+                                            if(arrayExists((x, y) -> x = y, arrayPopBack(ts), arrayPopFront(ts)),
+                                            arraySort((x, t, u) -> (t, u), m_arrival, t_arrival, u_arrival), by_time.2) AS ms
                                         FROM (
-                                            SELECT if(hot, a, toUUID('00000000-0000-0000-0000-000000000000')) AS actor,
-                                                max(hot) AS is_hot,
-                                                countIf(bitAnd(m, 1) != 0) > 0 AS entered,
-                                                if(max(hot), toUInt64(1), uniqExactIf(a, bitAnd(m, 1) != 0)) AS weight,
-                                                arraySort(groupArrayIf(k, hot)) AS keys
+                                            SELECT *,
+                                                arraySort((x, t) -> t, arrayZip(t_arrival, m_arrival), t_arrival) AS by_time
                                             FROM (
-                                                SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
-                                                    (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
-                                                        + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)) AS m,
-                                                    if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
-                                                        SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
-                                                        FROM events AS e
-                                                        LEFT JOIN (
-                                                            SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-                                                            FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
-                                                        ) AS po ON e.person_id = po.old_person_id
-                                                        LEFT JOIN (
-                                                            SELECT session_key,
-                                                                argMaxIfMerge(exit_url) AS sp_0
-                                                            FROM sessions
-                                                            WHERE team_id = {team:Int64} AND day >= toDate({p3:DateTime64(6, 'UTC')}) AND day <= toDate({p4:DateTime64(6, 'UTC')})
-                                                            GROUP BY session_key
-                                                        ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
-                                                        WHERE e.team_id = {team:Int64}
-                                                          AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                                                          AND if(e.mat_session_id = '', '', toString(ss.sp_0)) = {p2:String}
-                                                          AND (e.event = {p1:String})
-                                                    ) AS hot,
-                                                    if(hot, bitOr(bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp) + 1), 192), bitShiftLeft(toUInt256(toUInt128(e.uuid)), 64)), toUInt256(m)), toUInt256(0)) AS k
-                                                FROM events AS e
-                                                LEFT JOIN (
-                                                    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-                                                    FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
-                                                ) AS po ON e.person_id = po.old_person_id
-                                                LEFT JOIN (
-                                                    SELECT session_key,
-                                                        argMaxIfMerge(exit_url) AS sp_0
-                                                    FROM sessions
-                                                    WHERE team_id = {team:Int64} AND day >= toDate({p3:DateTime64(6, 'UTC')}) AND day <= toDate({p4:DateTime64(6, 'UTC')})
-                                                    GROUP BY session_key
-                                                ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
-                                                WHERE e.team_id = {team:Int64}
-                                                  AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
-                                                  AND if(e.mat_session_id = '', '', toString(ss.sp_0)) = {p2:String}
-                                                  AND (e.event = {p0:String}
-                                                    OR e.event = {p1:String})
+                                                SELECT if(hot, a, toUUID('00000000-0000-0000-0000-000000000000')) AS actor,
+                                                    max(hot) AS is_hot,
+                                                    countIf(bitAnd(m, 1) != 0) > 0 AS entered,
+                                                    if(max(hot), toUInt64(1), uniqExactIf(a, bitAnd(m, 1) != 0)) AS weight,
+                                                    groupArrayIf(tk, hot) AS t_arrival,
+                                                    groupArrayIf(m, hot) AS m_arrival,
+                                                    groupArrayIf(uk, hot) AS u_arrival
+                                                FROM (
+                                                    SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id) AS a,
+                                                        (bitShiftLeft(toUInt64(e.event = {p0:String}), 0)
+                                                            + bitShiftLeft(toUInt64(e.event = {p1:String}), 1)) AS m,
+                                                        if(empty(po.override_person_id), e.person_id, po.override_person_id) IN (
+                                                            SELECT if(empty(po.override_person_id), e.person_id, po.override_person_id)
+                                                            FROM events AS e
+                                                            LEFT JOIN (
+                                                                SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                                FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                            ) AS po ON e.person_id = po.old_person_id
+                                                            LEFT JOIN (
+                                                                SELECT session_key,
+                                                                    argMaxIfMerge(exit_url) AS sp_0
+                                                                FROM sessions
+                                                                WHERE team_id = {team:Int64} AND day >= toDate({p3:DateTime64(6, 'UTC')}) AND day <= toDate({p4:DateTime64(6, 'UTC')})
+                                                                GROUP BY session_key
+                                                            ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
+                                                            WHERE e.team_id = {team:Int64}
+                                                              AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                              AND if(e.mat_session_id = '', '', toString(ss.sp_0)) = {p2:String}
+                                                              AND (e.event = {p1:String})
+                                                        ) AS hot,
+                                                        toUnixTimestamp64Micro(e.timestamp) + 1 AS tk,
+                                                        toUInt128(e.uuid) AS uk
+                                                    FROM events AS e
+                                                    LEFT JOIN (
+                                                        SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
+                                                        FROM person_overrides WHERE team_id = {team:Int64} GROUP BY old_person_id
+                                                    ) AS po ON e.person_id = po.old_person_id
+                                                    LEFT JOIN (
+                                                        SELECT session_key,
+                                                            argMaxIfMerge(exit_url) AS sp_0
+                                                        FROM sessions
+                                                        WHERE team_id = {team:Int64} AND day >= toDate({p3:DateTime64(6, 'UTC')}) AND day <= toDate({p4:DateTime64(6, 'UTC')})
+                                                        GROUP BY session_key
+                                                    ) AS ss ON ss.session_key = sipHash128(e.mat_session_id)
+                                                    WHERE e.team_id = {team:Int64}
+                                                      AND e.timestamp >= {date_from:DateTime64(6, 'UTC')} AND e.timestamp <= {date_to:DateTime64(6, 'UTC')}
+                                                      AND if(e.mat_session_id = '', '', toString(ss.sp_0)) = {p2:String}
+                                                      AND (e.event = {p0:String}
+                                                        OR e.event = {p1:String})
+                                                )
+                                                GROUP BY actor
                                             )
-                                            GROUP BY actor
                                         )
                                     )
                                 )
