@@ -16,9 +16,9 @@ import (
 //     get past step 1 or be excluded, so only hot actors' events are
 //     kept in arrays; the others (most actors of a typical funnel)
 //     reach step 1 if they entered, like the plain count of the floor.
-//  2. actors: GROUP BY actor, a hot actor's events as one array of
-//     UInt256 keys sorted by (time, uuid): time+1 in microseconds in the
-//     top 64 bits, the uuid's 128 bits, the mask in the low 64 bits.
+//  2. actors: GROUP BY actor, a hot actor's events as arrays of their
+//     times (+1, microseconds), masks and uuids, sorted by (time, uuid)
+//     in step 3 (sortedEvents).
 //  3. attempts: the level each actor (per entry bucket for funnel trends)
 //     reaches, with the time and position of each step of the counted
 //     attempt, computed with vectorised array functions (arrayFill,
