@@ -222,8 +222,22 @@ func queryOrFallback(ctx context.Context, log *slog.Logger, stmt querybuilder.St
 	if err == nil || stmt.Fallback == nil || !checkFailed(err) {
 		return rows, err
 	}
-	log.Warn("statement check failed; running its fallback", "query_id", queryID(ctx), "err", err)
-	return queryOrFallback(ctx, log, *stmt.Fallback, query)
+	id, _ := ctx.Value(queryIDKey{}).(string)
+	log.Warn("statement check failed; running its fallback", "query_id", id, "err", err)
+	// The fallback runs under the same query id, so that a cancel still
+	// finds it. A server may still list the failed statement for a moment
+	// after sending its error: the fallback waits for the id to be free.
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		rows, err = queryOrFallback(ctx, log, *stmt.Fallback, query)
+		if code, ok := ErrorCode(err); !ok || code != CodeQueryWithSameID || wait > time.Second {
+			return rows, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // checkFailed reports whether err is a statement's own check asking for
@@ -244,6 +258,7 @@ const (
 	CodeMemoryLimitExceeded int32 = 241
 	CodeTooManyRows         int32 = 396
 	CodeThrowIf             int32 = 395
+	CodeQueryWithSameID     int32 = 216
 )
 
 // withTimeout applies the configured query timeout unless ctx already ends sooner.

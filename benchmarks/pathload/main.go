@@ -97,7 +97,7 @@ func main() {
 		return d
 	}
 	discard := func(st querybuilder.Statement, id string) func() {
-		st.SQL = strings.TrimSpace(st.SQL) + "\nFORMAT Null"
+		st = loaded.Discard(st)
 		return func() {
 			_, err := env.Engine.Query(olap.WithQueryID(ctx, id), st)
 			loaded.Check(err)

@@ -126,8 +126,7 @@ func main() {
 			}
 			reference := func() { env.HTTPResult(c.route, c.legacyBytes) }
 			if c.legacy == nil {
-				st := hand(c)
-				st.SQL = strings.TrimSpace(st.SQL) + "\nFORMAT Null"
+				st := loaded.Discard(hand(c))
 				reference = func() {
 					_, err := env.Engine.Query(ctx, st)
 					loaded.Check(err)
