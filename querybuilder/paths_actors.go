@@ -43,7 +43,7 @@ func (q *PathsQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
 	if err != nil {
 		return Statement{}, err
 	}
-	paths := q.paths(s, perActor, true)
+	paths := q.paths(s, perActor, true, false)
 	var sub string
 	switch start, end := keys["path_start_key"], keys["path_end_key"]; {
 	case drop != "":

@@ -1,8 +1,9 @@
 package querybuilder
 
-// Paths over item hashes (flatEdges: no start or end point). Each actor's
-// items are grouped as 64-bit hashes of their text (pathItemHash), not as
-// the text: grouping a week of pageviews' times and texts into arrays
+// Paths over item hashes (every paths statement but the actors behind a
+// path, which read the text: PathsQuery.Actors). Each actor's items are
+// grouped as 64-bit hashes of their text (pathItemHash), not as the
+// text: grouping a week of pageviews' times and texts into arrays
 // costs as much as the whole floor (benchmarks/results/paths.md), and
 // grouping numbers about half of it. Sorting, compacting and counting then
 // move 8 bytes an event instead of a string; the edges counted are named
@@ -78,10 +79,30 @@ func (q *PathsQuery) pathNames(s *eventSource) string {
 		where = append(where, c)
 	}
 	distinctRaw := "SELECT DISTINCT " + raw + " AS raw\nFROM " + s.schema.Events + " AS e\nWHERE " + strings.Join(where, "\n  AND ")
-	items := "SELECT DISTINCT item\nFROM (\n" + indent("SELECT "+strings.Join(q.cleanedItem(s, item), ", ")+"\nFROM (\n"+indent(distinctRaw)+"\n)") + "\n)"
+	cleaned := "SELECT " + strings.Join(q.cleanedItem(s, item), ", ") + "\nFROM (\n" + indent(distinctRaw) + "\n)"
+	if points := q.points(); len(points) > 0 {
+		// The points (and the ... item) are compared by hash too: they
+		// join the check, so that none shares a hash with an item.
+		cleaned = "SELECT item\nFROM (\n" + indent(cleaned) + "\n)\nUNION ALL\nSELECT arrayJoin(" + s.bind("Array(String)", points) + ") AS item"
+	}
+	items := "SELECT DISTINCT item\nFROM (\n" + indent(cleaned) + "\n)"
 	named := "SELECT groupArray((h, item)) AS n, throwIf(uniqExact(h) != count(), '" + FallbackCheck + "') AS collided\nFROM (\n" +
 		indent("SELECT item, "+pathItemHash+"(item) AS h\nFROM (\n"+indent(items)+"\n)") + "\n)"
 	return "(\n" + indent("SELECT (arrayMap(x -> x.1, n), arrayMap(x -> x.2, n), arrayMap(x -> toUInt32(x), arrayEnumerate(n)), collided)\nFROM (\n"+indent(named)+"\n)") + "\n)"
+}
+
+// points are the start and end points, and the ... item with both.
+func (q *PathsQuery) points() []string {
+	var out []string
+	for _, p := range []string{q.Start, q.End} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 2 {
+		out = append(out, pathEllipsis)
+	}
+	return out
 }
 
 // namedEdges names the counted edges' item hashes (columns i, from_item,

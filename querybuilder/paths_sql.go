@@ -27,13 +27,15 @@ var pathsColumns = []string{"source", "target", "value", "average_conversion_tim
 //     limited. Unreachable edges are dropped when shaping (ShapePaths).
 //
 // Without start and end points, steps 3 and 4 work on each actor's whole
-// arrays (flatEdges); with one, on a row per path (paths).
+// arrays (flatEdges); with one, on a row per path (paths). Items are
+// hashes, named after counting, with the text statement as the fallback
+// (paths_hashed.go).
 func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	if q.clock.loc == nil {
 		return Statement{}, errors.New("querybuilder: paths needs a request that ParsePaths validated")
 	}
 	text, err := q.build(f, false)
-	if err != nil || q.Start != "" || q.End != "" {
+	if err != nil {
 		return text, err
 	}
 	hashed, err := q.build(f, true)
@@ -44,8 +46,8 @@ func BuildPaths(q *PathsQuery, f Facts) (Statement, error) {
 	return hashed, nil
 }
 
-// build is BuildPaths' statement, with items as text or, without start
-// and end points, as hashes (paths_hashed.go).
+// build is BuildPaths' statement, with items as text or as hashes
+// (paths_hashed.go).
 func (q *PathsQuery) build(f Facts, hashed bool) (Statement, error) {
 	s, perActor, err := q.perActorSource(f, hashed)
 	if err != nil {
@@ -55,7 +57,7 @@ func (q *PathsQuery) build(f Facts, hashed bool) (Statement, error) {
 	if q.Start == "" && q.End == "" {
 		edges = q.flatEdges(s, perActor, hashed)
 	} else {
-		edges = "SELECT i, from_item, to_item, d\nFROM (\n" + indent(q.paths(s, perActor, false)) + "\n)\n" + edgesJoin
+		edges = "SELECT i, from_item, to_item, d\nFROM (\n" + indent(q.paths(s, perActor, false, hashed)) + "\n)\n" + edgesJoin
 	}
 	var having []string
 	if q.MinWeight > 0 {
@@ -318,8 +320,15 @@ func (q *PathsQuery) withinFunnel(s *eventSource, perActor string) string {
 }
 
 // paths is step 3: columns p (items) and pt (their times) per path,
-// with actor also the path's actor a.
-func (q *PathsQuery) paths(s *eventSource, perActor string, actor bool) string {
+// with actor also the path's actor a; with hashed, items and points are
+// hashes (paths_hashed.go).
+func (q *PathsQuery) paths(s *eventSource, perActor string, actor, hashed bool) string {
+	none, ellipsis := "''", "'"+pathEllipsis+"'"
+	point := func(v string) string { return s.bind("String", v) }
+	if hashed {
+		none, ellipsis = "0", pathItemHash+"("+ellipsis+")"
+		point = func(v string) string { return pathItemHash + "(" + s.bind("String", v) + ")" }
+	}
 	gap := fmt.Sprint(int64(pathSessionGapMins) * 60 * 1_000_000)
 	split := "SELECT " + carried(actor) + "path_items, path_ts\nFROM (\n" + indent(perActor) + "\n)\n" +
 		"ARRAY JOIN arraySplit((x, d) -> d >= " + gap + ", items, arrayDifference(ts)) AS path_items,\n" +
@@ -329,7 +338,7 @@ func (q *PathsQuery) paths(s *eventSource, perActor string, actor bool) string {
 	// nothing from the row: a lambda that reads another array of the row
 	// makes the engine copy that array for every element (quadratic in
 	// the path's length: 10x slower over a week of pageviews).
-	compact := "SELECT " + carried(actor) + "arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), ''))), 1) AS keep,\n" +
+	compact := "SELECT " + carried(actor) + "arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), " + none + "))), 1) AS keep,\n" +
 		"    arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times\nFROM (\n" +
 		indent(split) + "\n)"
 	k := s.bind("UInt64", uint64(q.StepLimit))
@@ -337,22 +346,22 @@ func (q *PathsQuery) paths(s *eventSource, perActor string, actor bool) string {
 	where := ""
 	switch {
 	case q.Start != "" && q.End != "":
-		start, end := s.bind("String", q.Start), s.bind("String", q.End)
+		start, end := point(q.Start), point(q.End)
 		half := s.bind("UInt64", uint64(q.StepLimit/2))
 		cols = []string{
 			"indexOf(items, " + start + ") AS si",
 			"indexOf(arraySlice(items, si + 1), " + end + ") AS ei",
 			"arraySlice(items, si, ei + 1) AS full", "arraySlice(times, si, ei + 1) AS full_t",
-			"if(length(full) > " + k + ", arrayConcat(arraySlice(full, 1, " + half + "), ['" + pathEllipsis + "'], arraySlice(full, -" + half + ")), full) AS p",
+			"if(length(full) > " + k + ", arrayConcat(arraySlice(full, 1, " + half + "), [" + ellipsis + "], arraySlice(full, -" + half + ")), full) AS p",
 			"if(length(full) > " + k + ", arrayConcat(arraySlice(full_t, 1, " + half + "), [full_t[" + half + " + 1]], arraySlice(full_t, -" + half + ")), full_t) AS pt",
 		}
 		where = "si > 0 AND ei > 0"
 	case q.Start != "":
-		cols = []string{"indexOf(items, " + s.bind("String", q.Start) + ") AS si",
+		cols = []string{"indexOf(items, " + point(q.Start) + ") AS si",
 			"arraySlice(items, si, " + k + ") AS p", "arraySlice(times, si, " + k + ") AS pt"}
 		where = "si > 0"
 	case q.End != "":
-		cols = []string{"indexOf(items, " + s.bind("String", q.End) + ") AS ei",
+		cols = []string{"indexOf(items, " + point(q.End) + ") AS ei",
 			"arraySlice(items, greatest(toInt64(ei) - " + k + " + 1, 1), least(ei, " + k + ")) AS p",
 			"arraySlice(times, greatest(toInt64(ei) - " + k + " + 1, 1), least(ei, " + k + ")) AS pt"}
 		where = "ei > 0"
