@@ -305,6 +305,16 @@ func refreshParam(c *gin.Context, params querybuilder.Params) string {
 // body (top level or under filters), or a POST form whose values are
 // JSON-encoded as in a query string (PostHog's legacy clients send both).
 func analysisParams(c *gin.Context) (querybuilder.Params, error) {
+	params, err := requestParams(c)
+	// A personal API key sent as a parameter (auth.go) is a credential,
+	// not a filter: kept, it would be written into people URLs, cached
+	// results and cache keys.
+	delete(params, "personal_api_key")
+	return params, err
+}
+
+// requestParams is analysisParams before the credential is dropped.
+func requestParams(c *gin.Context) (querybuilder.Params, error) {
 	if c.Request.Method == http.MethodGet {
 		return querybuilder.ParseQuery(c.Request.URL.Query()), nil
 	}

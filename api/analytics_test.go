@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -96,6 +97,31 @@ func TestTrendEndpoint(t *testing.T) {
 		st, body = call(t, f.h, "GET", f.trend(team)+"?"+q.Encode(), key, nil)
 		if st != 200 || fmt.Sprint(dataOf(t, body)) != "[1 2 1]" {
 			t.Fatalf("%d %v", st, body)
+		}
+	})
+	t.Run("a personal API key sent as a parameter stays out of the answer and its cache key", func(t *testing.T) {
+		q := url.Values{"events": {`[{"id": "$pageview"}]`}, "date_from": {"2026-03-05"}, "date_to": {"2026-03-07"}}
+		st, plain := call(t, f.h, "GET", f.trend(team)+"?"+q.Encode(), key, nil)
+		if st != 200 {
+			t.Fatalf("%d %v", st, plain)
+		}
+		q.Set("personal_api_key", key)
+		st, body := call(t, f.h, "GET", f.trend(team)+"?"+q.Encode(), "", nil)
+		if st != 200 || body["is_cached"] != true {
+			t.Fatalf("want the cached answer of the same filter: %d %v", st, body)
+		}
+		withBody := map[string]any{"personal_api_key": key}
+		for k, v := range filter {
+			withBody[k] = v
+		}
+		st, posted := call(t, f.h, "POST", f.trend(team), "", withBody)
+		if st != 200 {
+			t.Fatalf("%d %v", st, posted)
+		}
+		for _, b := range []map[string]any{body, posted} {
+			if raw, _ := json.Marshal(b); strings.Contains(string(raw), key) {
+				t.Fatalf("the key is in the answer: %s", raw)
+			}
 		}
 	})
 	t.Run("buckets follow the project's timezone", func(t *testing.T) {
