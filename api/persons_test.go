@@ -59,6 +59,19 @@ func TestPersonsListRetrieveAndValues(t *testing.T) {
 			t.Fatalf("%d %v", st, body)
 		}
 	})
+	t.Run("the list filters by a static cohort's computed members", func(t *testing.T) {
+		st, co := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/cohorts/", p.id), p.key, map[string]any{"name": "listed",
+			"is_static": true, "persons": []string{"bob"}})
+		if st != 201 {
+			t.Fatalf("%d %v", st, co)
+		}
+		p.waitCohort(t, int64(co["id"].(float64)), 1)
+		cond := fmt.Sprintf(`[{"type": "cohort", "key": "id", "value": %v}]`, co["id"])
+		st, body := list(t, url.Values{"properties": {cond}})
+		if st != 200 || fmt.Sprint(names(body)) != "[Bob]" {
+			t.Fatalf("%d %v", st, body)
+		}
+	})
 	t.Run("a page past the end still counts every person", func(t *testing.T) {
 		st, body := list(t, url.Values{"offset": {"1000"}})
 		if st != 200 || body["count"] != 3.0 || len(body["results"].([]any)) != 0 || body["next"] != nil {

@@ -96,8 +96,11 @@ func (q *PersonsQuery) Build() Statement {
 			" OR positionCaseInsensitiveUTF8(JSONExtractString(p.properties, 'email'), "+v+") > 0"+
 			" OR positionCaseInsensitiveUTF8(JSONExtractString(p.properties, 'name'), "+v+") > 0)")
 	}
-	// Person expressions read the properties column, which only p has.
-	rowScope := &scope{binder: s.binder, person: func(expr string) string { return "(" + expr + ")" }}
+	// Person expressions read the properties column, which only p has;
+	// a computed cohort's membership is of the person's own id (a listed
+	// person is live: never one merged into another).
+	rowScope := &scope{binder: s.binder, person: func(expr string) string { return "(" + expr + ")" },
+		personID: func() string { return "p.id" }, schema: s.schema}
 	if c := q.Properties.sql(rowScope); c != "" {
 		where = append(where, c)
 	}
