@@ -138,9 +138,15 @@ func (s *Server) updateCohort(c *gin.Context) {
 		writeError(c, Invalid("persons", "Persons are listed in static cohorts only."))
 		return
 	}
-	if err := s.checkCohort(c, p, in, before); err != nil {
-		writeError(c, err)
-		return
+	// The definition is checked when it changes: a cohort naming one
+	// deleted since can still be renamed, deleted or restored.
+	_, groups := in.Values["groups"]
+	_, filters := in.Values["filters"]
+	if groups || filters {
+		if err := s.checkCohort(c, p, in, before); err != nil {
+			writeError(c, err)
+			return
+		}
 	}
 	co, err := s.store.UpdateCohort(c.Request.Context(), p, principal(c).User.ID, id, in, people)
 	if err != nil {

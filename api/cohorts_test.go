@@ -274,6 +274,26 @@ func TestCohortsAPI(t *testing.T) {
 		}
 		p.waitCohort(t, id, 3)
 	})
+	t.Run("a cohort naming one deleted since can be renamed and deleted", func(t *testing.T) {
+		st, inner := call(t, env.h, "POST", base, key, map[string]any{"name": "Inner", "groups": proGroups})
+		if st != http.StatusCreated {
+			t.Fatalf("%d %v", st, inner)
+		}
+		st, outer := call(t, env.h, "POST", base, key, map[string]any{"name": "Outer",
+			"filters": map[string]any{"properties": map[string]any{"type": "AND", "values": cohortCond(int64(inner["id"].(float64)), false)}}})
+		if st != http.StatusCreated {
+			t.Fatalf("%d %v", st, outer)
+		}
+		outerPath := fmt.Sprintf("%s%v/", base, outer["id"])
+		if st, out := call(t, env.h, "PATCH", fmt.Sprintf("%s%v/", base, inner["id"]), key, map[string]any{"deleted": true}); st != 200 {
+			t.Fatalf("%d %v", st, out)
+		}
+		for _, change := range []map[string]any{{"name": "Outer, renamed"}, {"deleted": true}} {
+			if st, out := call(t, env.h, "PATCH", outerPath, key, change); st != 200 {
+				t.Fatalf("%v: %d %v", change, st, out)
+			}
+		}
+	})
 	t.Run("soft delete: 404 after, an insight naming it is a 400, restore", func(t *testing.T) {
 		if st, _ := call(t, env.h, "DELETE", path, key, nil); st != http.StatusMethodNotAllowed {
 			t.Fatalf("hard delete: %d", st)
