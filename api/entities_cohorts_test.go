@@ -426,6 +426,20 @@ func TestCohortFirstCalculationRetried(t *testing.T) {
 			t.Fatalf("the static cohort: version %d", co.Version)
 		}
 	})
+	t.Run("a static cohort's failed recalculation is retried after the backoff", func(t *testing.T) {
+		co, err := env.s.store.RequestCohortCalculation(ctx, p.id, inner.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now()
+		if err := env.s.store.CohortCalculationFailed(ctx, inner.ID, co.PendingVersion, "engine gone", at); err != nil {
+			t.Fatal(err)
+		}
+		env.s.cohortScheduleTick(ctx, at.Add(2*time.Minute))
+		if co, _ := env.s.store.GetCohort(ctx, p.id, inner.ID); co.Version != 2 || co.ErrorsCalculating != 0 {
+			t.Fatalf("not retried: version %d errors %d", co.Version, co.ErrorsCalculating)
+		}
+	})
 	t.Run("a behavioural cohort never calculated is due on the schedule", func(t *testing.T) {
 		b, err := env.s.store.CreateCohort(ctx, proj, user, cohortInput(t, map[string]any{"name": "Buyers",
 			"filters": map[string]any{"properties": []any{map[string]any{"type": "behavioral", "key": "purchase",

@@ -236,15 +236,15 @@ func (s *Store) CohortsToCalculate(ctx context.Context, limit int) ([]Cohort, er
 // tried) before behaviouralSince: behavioural conditions depend on the
 // clock, other cohorts they name change, and persons' properties change
 // what a property-only cohort's count and members page show (analyses
-// inline those); and cohorts never computed whose calculations
-// failed, again after a backoff that doubles with each failure from a
-// minute up to an hour (updated_at is the last failure then). It returns
-// how many it asked for.
+// inline those); and cohorts whose last calculation failed (static ones
+// too: their listed persons changed), again after a backoff that doubles
+// with each failure from a minute up to an hour (updated_at is the last
+// failure then). It returns how many it asked for.
 func (s *Store) CohortsDue(ctx context.Context, now, behaviouralSince time.Time) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE cohorts SET pending_version = version + 1, is_calculating = true
 		WHERE NOT deleted AND pending_version = version AND (
 		  (NOT is_static AND coalesce(last_calculation, updated_at) < $2::timestamptz)
-		  OR (version = 0 AND errors_calculating > 0
+		  OR (errors_calculating > 0
 		      AND updated_at < $1::timestamptz - least(interval '1 minute' * power(2, least(errors_calculating, 7) - 1), interval '1 hour')))`,
 		now, behaviouralSince)
 	if err != nil {
@@ -263,8 +263,8 @@ func (s *Store) CohortCalculated(ctx context.Context, id, version, count int64) 
 }
 
 // CohortCalculationFailed records a failed calculation at now; the cohort
-// keeps its last members, and one never computed is tried again
-// (CohortsDue) after a backoff counted from updated_at.
+// keeps its last members and is tried again (CohortsDue) after a backoff
+// counted from updated_at.
 func (s *Store) CohortCalculationFailed(ctx context.Context, id, version int64, cause string, now time.Time) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE cohorts SET errors_calculating = errors_calculating + 1, last_error = $3,
 		pending_version = version, is_calculating = false, updated_at = $4 WHERE id = $1 AND pending_version = $2`,
