@@ -120,6 +120,15 @@ func TestDashboardsAPI(t *testing.T) {
 			tiles[1].(map[string]any)["text"].(map[string]any)["body"] != "Read me twice" {
 			t.Fatalf("edit: %d %v", st, out)
 		}
+		// A tile read and sent back whole names its own insight.
+		sentBack := map[string]any{"id": insightTile["id"], "insight": insightTile["insight"], "layouts": map[string]any{"sm": map[string]any{"x": 3}}}
+		if st, out := call(t, f.h, "PATCH", path, key, map[string]any{"tiles": []any{sentBack}}); st != 200 {
+			t.Fatalf("a tile sent back: %d %v", st, out)
+		}
+		other := f.newInsight(t, map[string]any{"name": "Other", "filters": map[string]any{"events": []any{map[string]any{"id": "$pageview"}}}})
+		if st, out := call(t, f.h, "PATCH", path, key, map[string]any{"tiles": []any{map[string]any{"id": insightTile["id"], "insight": other["id"]}}}); st != 400 {
+			t.Fatalf("a tile's insight changed: %d %v", st, out)
+		}
 		st, out = call(t, f.h, "PATCH", path, key, map[string]any{"tiles": []any{map[string]any{"id": textTile["id"], "deleted": true}}})
 		if st != 200 || !slices.Equal(tileInsights(t, out), []int64{idOf(ins)}) {
 			t.Fatalf("delete a tile: %d %v", st, out)

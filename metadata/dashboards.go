@@ -296,8 +296,9 @@ func applyTiles(ctx context.Context, tx *sqlx.Tx, projectID, userID, id int64, t
 		switch {
 		case t.ID != 0:
 			var isText bool
-			err := tx.QueryRowContext(ctx, `SELECT text_body IS NOT NULL FROM dashboard_tiles WHERE id = $1 AND dashboard_id = $2 FOR UPDATE`,
-				t.ID, id).Scan(&isText)
+			var insightID sql.NullInt64
+			err := tx.QueryRowContext(ctx, `SELECT text_body IS NOT NULL, insight_id FROM dashboard_tiles WHERE id = $1 AND dashboard_id = $2 FOR UPDATE`,
+				t.ID, id).Scan(&isText, &insightID)
 			if err == sql.ErrNoRows {
 				return nil, bad(": tile %d is not on this dashboard.", t.ID)
 			}
@@ -307,7 +308,8 @@ func applyTiles(ctx context.Context, tx *sqlx.Tx, projectID, userID, id int64, t
 			if t.Text != nil && !isText {
 				return nil, bad(": tile %d shows an insight, not a text.", t.ID)
 			}
-			if t.InsightID != 0 {
+			// A tile read and sent back names its own insight: allowed.
+			if t.InsightID != 0 && t.InsightID != insightID.Int64 {
 				return nil, bad(": a tile's insight cannot change; add a tile instead.")
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE dashboard_tiles SET layouts = COALESCE($2::jsonb, layouts),
