@@ -119,18 +119,19 @@ func TestInsightNodesRefuseWhatTheyCannotHonour(t *testing.T) {
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
 	for node, attr := range map[string]string{
-		`{"kind": "WebOverviewQuery"}`:                                                                         "query.kind",
-		`{"kind": "InsightVizNode", "source": {"kind": "DataTableNode"}}`:                                      "query.source.kind",
-		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a", "math_hogql": "sum(1)"}]}`:    "query.series[0].math_hogql",
-		`{"kind": "TrendsQuery", "series": [{"kind": "DataWarehouseNode"}]}`:                                   "query.series[0].kind",
-		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "dateRnge": {}}`:            "query.dateRnge",
-		`{"kind": "TrendsQuery", "series": [], "trendsFilter": {"smoothingIntervals": 7}}`:                     "query.trendsFilter.smoothingIntervals",
-		`{"kind": "RetentionQuery", "retentionFilter": {"cumulative": true}}`:                                  "query.retentionFilter.cumulative",
-		`{"kind": "FunnelsQuery", "series": [], "funnelsFilter": {"funnelAggregateByHogQL": "properties.$x"}}`: "query.funnelsFilter.funnelAggregateByHogQL",
-		`{"kind": "PathsQuery", "funnelPathsFilter": {"funnelSource": {"kind": "TrendsQuery", "series": []}}}`: "query.funnelPathsFilter.funnelSource.kind",
-		`{"kind": "HogQLQuery", "query": "SELECT 1", "placeholders": {"x": {"kind": "HogQLPlaceholder"}}}`:     "query.placeholders",
-		`{"kind": "EventsQuery", "select": ["event"], "fixedProperties": [{"key": "a"}]}`:                      "query.fixedProperties",
-		`{"kind": "EventsQuery", "select": ["event"], "where": ["team_id = 1"]}`:                               "query",
+		`{"kind": "WebOverviewQuery"}`:                                                                                                               "query.kind",
+		`{"kind": "InsightVizNode", "source": {"kind": "DataTableNode"}}`:                                                                            "query.source.kind",
+		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a", "math_hogql": "sum(1)"}]}`:                                          "query.series[0].math_hogql",
+		`{"kind": "TrendsQuery", "series": [{"kind": "DataWarehouseNode"}]}`:                                                                         "query.series[0].kind",
+		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "dateRnge": {}}`:                                                  "query.dateRnge",
+		`{"kind": "TrendsQuery", "series": [], "trendsFilter": {"smoothingIntervals": 7}}`:                                                           "query.trendsFilter.smoothingIntervals",
+		`{"kind": "RetentionQuery", "retentionFilter": {"cumulative": true}}`:                                                                        "query.retentionFilter.cumulative",
+		`{"kind": "FunnelsQuery", "series": [], "funnelsFilter": {"funnelAggregateByHogQL": "properties.$x"}}`:                                       "query.funnelsFilter.funnelAggregateByHogQL",
+		`{"kind": "PathsQuery", "funnelPathsFilter": {"funnelSource": {"kind": "TrendsQuery", "series": []}}}`:                                       "query.funnelPathsFilter.funnelSource.kind",
+		`{"kind": "HogQLQuery", "query": "SELECT 1", "placeholders": {"x": {"kind": "HogQLPlaceholder"}}}`:                                           "query.placeholders",
+		`{"kind": "EventsQuery", "select": ["event"], "fixedProperties": [{"key": "a"}]}`:                                                            "query.fixedProperties",
+		`{"kind": "EventsQuery", "select": ["event"], "where": ["team_id = 1"]}`:                                                                     "query",
+		`{"kind": "EventsQuery", "select": ["event"], "properties": [{"type": "group", "group_type_index": 0, "key": "industry", "value": "tech"}]}`: "query.properties",
 	} {
 		code, body := p.query(t, js(t, node))
 		var got string

@@ -185,8 +185,8 @@ func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (str
 		parts = append(parts, "e.timestamp "+b.op+" "+src.time(*t))
 	}
 	f := andFilters(c.Properties, c.TestAccounts)
-	if f.usesPersons() || f.usesSessions() {
-		pr.add(path+".properties", "%s.properties: person, cohort and session conditions are not supported here; use where with person.properties.<key>", path)
+	if f.usesPersons() || f.usesSessions() || f.usesGroups() {
+		pr.add(path+".properties", "%s.properties: person, cohort, session and group conditions are not supported here; use where with person.properties.<key>", path)
 	} else if s := src.cond(f); s != "" {
 		parts = append(parts, s)
 	}
