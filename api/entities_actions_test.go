@@ -123,6 +123,13 @@ func TestActionsInAnalysesWorkedByHand(t *testing.T) {
 		if len(got) != 1 || got[0].Label != "Pro sign-up" || got[0].Action["id"] != float64(proSignup) || got[0].Action["type"] != "actions" {
 			t.Fatalf("%+v", got)
 		}
+		// The name a client sends is the one it last saw: the label is the
+		// action's own, as it is now; custom_name still wins.
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": proSignup, "type": "actions", "name": "Old name"},
+			map[string]any{"id": proSignup, "type": "actions", "name": "Old name", "custom_name": "Mine"}}}, &got)
+		if len(got) != 2 || got[0].Label != "Pro sign-up" || got[1].Label != "Mine" {
+			t.Fatalf("%+v", got)
+		}
 	})
 	t.Run("a funnel of actions: signed up, then clicked anything", func(t *testing.T) {
 		var got []struct{ Count int }

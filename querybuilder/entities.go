@@ -196,9 +196,10 @@ func (pp *propertyParser) action(e Entity, attr, path string) (Entity, bool) {
 		return e, false
 	}
 	e.ID = strconv.FormatInt(id, 10)
-	if e.Name == "" {
-		e.Name = a.Name
-	}
+	// The action's name as it is now, whatever name the request carries
+	// (clients send the one they last saw): a renamed action's series
+	// are labelled anew (analytics.md, Entities). custom_name still wins.
+	e.Name = a.Name
 	pp.saved().useSetting(fmt.Sprintf("action %d version", id), json.RawMessage(strconv.FormatInt(a.Version, 10)))
 	steps, ok := pp.actionFilter(a, attr, path)
 	if !ok {
