@@ -262,6 +262,40 @@ func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
 			t.Fatal("the cancelled trend still runs")
 		}
 	})
+	t.Run("insights/cancel with the client_query_id stops a HogQL query: 499", func(t *testing.T) {
+		done := make(chan int, 1)
+		go func() {
+			done <- send(t, f, "POST", fmt.Sprintf("/api/projects/%d/query/", team), key,
+				`{"query": {"kind": "HogQLQuery", "query": "SELECT count() FROM events"}, "client_query_id": "slow-hogql-1"}`).Code
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			st, out := call(t, f.h, "POST", f.insights(team)+"cancel/", key, map[string]any{"client_query_id": "slow-hogql-1"})
+			if st != 201 {
+				t.Fatalf("cancel: %d %v", st, out)
+			}
+			if out["cancelled"] == true {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the query never ran under its client_query_id")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		select {
+		case st := <-done:
+			if st != 499 {
+				t.Fatalf("the cancelled query answered %d", st)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled query still runs")
+		}
+		st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/query/", team), key,
+			map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}, "client_query_id": "no spaces allowed"})
+		if st != 400 || out["attr"] != "client_query_id" {
+			t.Fatalf("a bad client_query_id: %d %v", st, out)
+		}
+	})
 	t.Run("a trend past max_execution_time answers 504", func(t *testing.T) {
 		defer func(l querybuilder.Limits) { f.s.cfg.Limits = l }(f.s.cfg.Limits)
 		f.s.cfg.Limits.MaxExecutionTime = 1

@@ -21,6 +21,13 @@ func (s *Server) userQuery(ctx context.Context, projectID int64, stmt querybuild
 	return s.engine.Query(userContext(ctx, projectID), querybuilder.WithLimits(stmt, s.cfg.Limits))
 }
 
+// userQueryAs is userQuery under queryID (analysisQueryID: the project's
+// id of a client's client_query_id), so that insights/cancel finds it.
+func (s *Server) userQueryAs(ctx context.Context, projectID int64, queryID string, stmt querybuilder.Statement) (*olap.Rows, error) {
+	ctx = olap.WithProject(olap.WithQueryID(ctx, queryID), projectID)
+	return s.engine.Query(ctx, querybuilder.WithLimits(stmt, s.cfg.Limits))
+}
+
 // userContext marks ctx's statements as the project's, each under a fresh
 // query id of the project.
 func userContext(ctx context.Context, projectID int64) context.Context {

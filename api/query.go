@@ -87,14 +87,32 @@ func (s *Server) query(c *gin.Context) {
 	switch {
 	case querybuilder.IsInsightNode(kind):
 		s.insightQuery(c, p, body)
-	case kind == "HogQLQuery":
-		s.hogqlQuery(c, p, body.Query)
-	case kind == "EventsQuery":
-		s.eventsQuery(c, p, body.Query)
+	case kind == "HogQLQuery" || kind == "EventsQuery":
+		// client_query_id names the statement, so insights/cancel stops
+		// it, as it stops an insight node's.
+		queryID, err := analysisQueryID(c, p.ID, clientQueryParams(body))
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		if kind == "HogQLQuery" {
+			s.hogqlQuery(c, p, body.Query, queryID)
+		} else {
+			s.eventsQuery(c, p, body.Query, queryID)
+		}
 	default:
 		writeError(c, Invalid("query.kind", fmt.Sprintf("query.kind %q is not supported; use HogQLQuery, EventsQuery, InsightVizNode, "+
 			"TrendsQuery, FunnelsQuery, RetentionQuery, PathsQuery, StickinessQuery or LifecycleQuery.", kind)))
 	}
+}
+
+// clientQueryParams holds the body's client_query_id, as analysisQueryID
+// reads it.
+func clientQueryParams(body queryBody) querybuilder.Params {
+	if isJSONNull(body.ClientQueryID) || len(body.ClientQueryID) == 0 {
+		return querybuilder.Params{}
+	}
+	return querybuilder.Params{"client_query_id": body.ClientQueryID}
 }
 
 // insightQuery answers an insight node as its legacy request.
@@ -109,14 +127,7 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 		writeError(c, Invalid("query", "query is not an analysis insightd computes."))
 		return
 	}
-	params := node.Params
-	if !isJSONNull(body.ClientQueryID) && len(body.ClientQueryID) > 0 {
-		params = querybuilder.Params{"client_query_id": body.ClientQueryID}
-		for k, v := range node.Params {
-			params[k] = v
-		}
-	}
-	queryID, err := analysisQueryID(c, p.ID, params)
+	queryID, err := analysisQueryID(c, p.ID, clientQueryParams(body))
 	if err != nil {
 		writeError(c, err)
 		return
@@ -148,7 +159,7 @@ func queryRefreshMode(raw json.RawMessage) (refreshMode, error) {
 }
 
 // hogqlQuery runs a HogQLQuery.
-func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage) {
+func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage, queryID string) {
 	var n struct {
 		Query        string          `json:"query"`
 		Values       json.RawMessage `json:"values"`
@@ -172,24 +183,24 @@ func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMes
 		writeError(c, err)
 		return
 	}
-	s.runHogQL(c, p, st, nil, n.Query, "query.query")
+	s.runHogQL(c, p, st, nil, n.Query, "query.query", queryID)
 }
 
 // eventsQuery runs an EventsQuery.
-func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage) {
+func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage, queryID string) {
 	st, err := querybuilder.BuildEventsQuery(raw, "query", s.analysisEnv(p))
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	s.runHogQL(c, p, st.HogQLStatement, st.Star, "", eventsQueryAttr(raw))
+	s.runHogQL(c, p, st.HogQLStatement, st.Star, "", eventsQueryAttr(raw), queryID)
 }
 
 // runHogQL runs a compiled statement in the project's share of the
 // engine and answers its first Limit rows; star marks columns that are
-// an event ("*"), answered as objects.
-func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr string) {
-	rows, err := s.userQuery(c.Request.Context(), p.ID, st.Statement)
+// an event ("*"), answered as objects; queryID names it (cancel).
+func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr, queryID string) {
+	rows, err := s.userQueryAs(c.Request.Context(), p.ID, queryID, st.Statement)
 	if err != nil {
 		writeError(c, statementError(err, attr))
 		return
