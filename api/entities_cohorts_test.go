@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,6 +199,18 @@ func TestCohortsInAnalysesWorkedByHand(t *testing.T) {
 		for _, s := range got {
 			if w, ok := want[fmt.Sprint(s.BreakdownValue)]; !ok || s.Count != w {
 				t.Errorf("series %v (%s): %v, want %v", s.BreakdownValue, s.Label, s.Count, w)
+			}
+		}
+		// Renaming a cohort keeps its version (its members are the same)
+		// but changes its series' label: not the cached answer's.
+		if st, out := call(t, env.h, "PATCH", fmt.Sprintf("/api/projects/%d/cohorts/%d/", p.id, static), p.key, map[string]any{"name": "Renamed"}); st != 200 {
+			t.Fatalf("%d %v", st, out)
+		}
+		p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "date_from": "-10d",
+			"breakdown_type": "cohort", "breakdown": []any{static, pro, buyers, "all"}}, &got)
+		for _, s := range got {
+			if fmt.Sprint(s.BreakdownValue) == fmt.Sprint(static) && !strings.Contains(s.Label, "Renamed") {
+				t.Errorf("after the rename: %+v", s)
 			}
 		}
 	})

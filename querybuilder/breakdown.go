@@ -255,7 +255,12 @@ func (o breakdownOptions) cohortBreakdown(raw json.RawMessage, pr *problems) *Br
 		value := fmt.Sprint(id)
 		if !seen[value] {
 			seen[value] = true
-			b.Cohorts = append(b.Cohorts, cohortSeries{value: value, label: cohortLabel(o.pp.saved().cohorts[id]), cond: cond})
+			label := cohortLabel(o.pp.saved().cohorts[id])
+			// The label is in the answer: a renamed cohort (its version
+			// unchanged) is a new cache entry, not the old name answered.
+			name, _ := json.Marshal(label)
+			o.pp.saved().useSetting(fmt.Sprintf("cohort %d label", id), name)
+			b.Cohorts = append(b.Cohorts, cohortSeries{value: value, label: label, cond: cond})
 		}
 	}
 	b.Limit = len(b.Cohorts)
