@@ -134,7 +134,9 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 	}
 	a, err := s.prepare(c.Request.Context(), p, kind, node.Params)
 	if err != nil {
-		writeError(c, err)
+		// Problems name the node's fields the client sent, not the
+		// legacy parameters they became.
+		writeError(c, querybuilder.NodeErrors(node, err))
 		return
 	}
 	mode, _ := queryRefreshMode(body.Refresh) // checked by query

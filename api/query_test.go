@@ -132,6 +132,11 @@ func TestInsightNodesRefuseWhatTheyCannotHonour(t *testing.T) {
 		`{"kind": "EventsQuery", "select": ["event"], "fixedProperties": [{"key": "a"}]}`:                                                            "query.fixedProperties",
 		`{"kind": "EventsQuery", "select": ["event"], "where": ["team_id = 1"]}`:                                                                     "query",
 		`{"kind": "EventsQuery", "select": ["event"], "properties": [{"type": "group", "group_type_index": 0, "key": "industry", "value": "tech"}]}`: "query.properties",
+		// Problems the kind finds name the node's fields, not the legacy
+		// parameters they became.
+		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "interval": "year"}`:                                                                "query.interval",
+		`{"kind": "FunnelsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}]}`:                                                                           "query.series",
+		`{"kind": "InsightVizNode", "source": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "dateRange": {"date_from": "yesterday-ish"}}}`: "query.source.dateRange.date_from",
 	} {
 		code, body := p.query(t, js(t, node))
 		var got string

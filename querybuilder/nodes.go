@@ -3,6 +3,7 @@ package querybuilder
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -26,6 +27,29 @@ type InsightNode struct {
 	// Kind is the node's kind as PostHog names it (TrendsQuery, ...).
 	Kind   string
 	Params Params
+	// Origins maps a legacy parameter to the node field it came from
+	// (interval: query.interval, events: query.series), so that a
+	// problem the kind finds names what the client sent (NodeErrors).
+	Origins map[string]string
+}
+
+// NodeErrors is err with each validation problem's Attr, a legacy
+// parameter, replaced by the node field it came from (node.Origins);
+// other errors are returned as they are.
+func NodeErrors(node *InsightNode, err error) error {
+	ves := ValidationErrors(err)
+	if len(ves) == 0 {
+		return err
+	}
+	out := make([]error, len(ves))
+	for i, ve := range ves {
+		attr := ve.Attr
+		if o, ok := node.Origins[attr]; ok {
+			attr = o
+		}
+		out[i] = &ValidationError{Attr: attr, Detail: ve.Detail}
+	}
+	return errors.Join(out...)
 }
 
 // nodeKinds are the insight nodes PostHog names.
@@ -77,6 +101,7 @@ func TranslateNode(raw json.RawMessage, path string) (*InsightNode, error) {
 	if r == nil {
 		return nil, pr.err()
 	}
+	r.origins = map[string]string{}
 	if r.kind() == "InsightVizNode" {
 		// The viz node's other fields say how a client shows the
 		// result, not what it is.
@@ -105,7 +130,7 @@ func TranslateNode(raw json.RawMessage, path string) (*InsightNode, error) {
 	if !pr.ok() {
 		return nil, pr.err()
 	}
-	return &InsightNode{Kind: kind, Params: out}, nil
+	return &InsightNode{Kind: kind, Params: out, Origins: r.origins}, nil
 }
 
 func nodeKindList() string { return strings.Join(nodeKinds, ", ") }
@@ -117,6 +142,10 @@ type nodeReader struct {
 	m    map[string]json.RawMessage
 	used map[string]bool
 	pr   *problems
+	// origins, on the readers whose copies are the legacy request's own
+	// parameters (the node and its filter objects, not a series' entity),
+	// records each parameter's field (InsightNode.Origins).
+	origins map[string]string
 }
 
 func newNodeReader(raw json.RawMessage, path string, pr *problems) *nodeReader {
@@ -151,6 +180,9 @@ func (r *nodeReader) raw(field string) json.RawMessage {
 func (r *nodeReader) copy(field, param string, out Params) {
 	if v := r.raw(field); v != nil {
 		out[param] = bytes.TrimSpace(v)
+		if r.origins != nil {
+			r.origins[param] = r.at(field)
+		}
 	}
 }
 
@@ -175,7 +207,11 @@ func (r *nodeReader) object(field string) *nodeReader {
 	if v == nil {
 		return nil
 	}
-	return newNodeReader(v, r.at(field), r.pr)
+	o := newNodeReader(v, r.at(field), r.pr)
+	if o != nil {
+		o.origins = r.origins
+	}
+	return o
 }
 
 // list is a field holding a list, its items' raw values.
@@ -299,6 +335,9 @@ func (r *nodeReader) series(out Params) {
 	}
 	if actions != nil {
 		out["actions"] = mustMarshal(actions)
+	}
+	if r.origins != nil {
+		r.origins["events"], r.origins["actions"] = r.at("series"), r.at("series")
 	}
 }
 
