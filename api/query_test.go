@@ -270,6 +270,17 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 	if code, body := p.query(t, agg); code != 200 || string(body["results"]) != `[["$pageview",10],["signup",3]]` {
 		t.Errorf("after all: %d %s", code, mustJSON(t, body))
 	}
+	// The usual test-account filter is a person condition, which events
+	// queries do not apply: the 400 names filterTestAccounts, the field
+	// sent, not properties.
+	if st, out := call(t, env.h, "PATCH", fmt.Sprintf("/api/projects/%d/", p.id), p.key, map[string]any{"test_account_filters": []any{
+		map[string]any{"key": "email", "value": "@acme.com", "operator": "not_icontains", "type": "person"}}}); st != 200 {
+		t.Fatalf("%d %v", st, out)
+	}
+	test := map[string]any{"kind": "EventsQuery", "select": []string{"event"}, "filterTestAccounts": true}
+	if code, body := p.query(t, test); code != 400 || string(body["attr"]) != `"query.filterTestAccounts"` {
+		t.Errorf("test accounts: %d %s", code, mustJSON(t, body))
+	}
 	k, err := env.s.store.CreateKey(t.Context(), fmt.Sprintf("funnel%d@example.com", env.n), "insights only", []string{"insight:read"}, metadata.KeyScope{})
 	if err != nil {
 		t.Fatal(err)

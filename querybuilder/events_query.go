@@ -185,10 +185,19 @@ func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (str
 		parts = append(parts, "e.timestamp "+b.op+" "+src.time(*t))
 	}
 	f := andFilters(c.Properties, c.TestAccounts)
-	if f.usesPersons() || f.usesSessions() || f.usesGroups() {
+	unsupported := func(f *PropertyFilter) bool { return f.usesPersons() || f.usesSessions() || f.usesGroups() }
+	switch {
+	case unsupported(c.Properties):
 		pr.add(path+".properties", "%s.properties: person, cohort, session and group conditions are not supported here; use where with person.properties.<key>", path)
-	} else if s := src.cond(f); s != "" {
-		parts = append(parts, s)
+	case unsupported(c.TestAccounts):
+		// The project's test-account filters hold such a condition: the
+		// field the client sent is filterTestAccounts.
+		pr.add(path+".filterTestAccounts", "%s.filterTestAccounts: the project's test_account_filters hold person, cohort, session or group "+
+			"conditions, which events queries do not apply; filter with where (person.properties.<key>) instead", path)
+	default:
+		if s := src.cond(f); s != "" {
+			parts = append(parts, s)
+		}
 	}
 	if len(parts) == 0 {
 		return "", src.binder
