@@ -38,8 +38,8 @@ type corpusCase struct {
 }
 
 // clusterCorpus is the funnel modes, trends with breakdowns (top values
-// through a subquery), session properties (a join of sessions) and every
-// valid trends fuzz corpus request.
+// through a subquery), session properties (a join of sessions), paths and
+// every valid trends fuzz corpus request.
 func clusterCorpus(t *testing.T) []corpusCase {
 	t.Helper()
 	env := func(s querybuilder.Schema, team int64) querybuilder.Env {
@@ -86,6 +86,24 @@ func clusterCorpus(t *testing.T) []corpusCase {
 		"trend cumulative persons": `{"events":[{"id":"a","math":"dau"}],"display":"ActionsLineGraphCumulative","date_from":"-14d"}`,
 	} {
 		out = append(out, corpusCase{name, trends(body)})
+	}
+	// Paths name their hashed items by a scalar subquery over events and
+	// fall back to the text statement (both compared).
+	for name, body := range map[string]string{
+		"paths every event": `{"date_from":"-14d"}`,
+		"paths start point": `{"date_from":"-14d","start_point":"a","end_point":"c"}`,
+	} {
+		out = append(out, corpusCase{name, func(s querybuilder.Schema, team int64) (querybuilder.Statement, error) {
+			p, err := querybuilder.ParseBody([]byte(body))
+			if err != nil {
+				return querybuilder.Statement{}, err
+			}
+			q, err := querybuilder.ParsePaths(p, env(s, team))
+			if err != nil {
+				return querybuilder.Statement{}, err
+			}
+			return querybuilder.BuildPaths(q, facts)
+		}})
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzParseTrends", "*"))
 	if err != nil || len(files) == 0 {
@@ -188,6 +206,13 @@ func TestClusterStatementsAreTheSingleNodeOnesWithGlobalAndAnswerAlike(t *testin
 		}
 		if !slices.Equal(sortedRows(a), sortedRows(b)) {
 			t.Fatalf("%s: rows differ:\n%v\n%v", c.name, sortedRows(a), sortedRows(b))
+		}
+		if got.Fallback != nil { // the statement answers by itself, not through its fallback
+			alone := got
+			alone.Fallback = nil
+			if b, err = e.Query(context.Background(), alone); err != nil || !slices.Equal(sortedRows(a), sortedRows(b)) {
+				t.Fatalf("%s without its fallback: %v\n%v\n%v", c.name, err, sortedRows(a), sortedRows(b))
+			}
 		}
 		ran++
 	}
