@@ -190,7 +190,21 @@ func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMes
 
 // eventsQuery runs an EventsQuery.
 func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage, queryID string) {
-	st, err := querybuilder.BuildEventsQuery(raw, "query", s.analysisEnv(p))
+	// The cohorts its conditions (and the test-account filters) name.
+	var n struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(raw, &n) // a node that is not an object is BuildEventsQuery's 400
+	params := querybuilder.Params{}
+	if len(n.Properties) > 0 {
+		params["properties"] = n.Properties
+	}
+	env, err := s.entitiesEnv(c.Request.Context(), p, params)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	st, err := querybuilder.BuildEventsQuery(raw, "query", env)
 	if err != nil {
 		writeError(c, err)
 		return

@@ -270,16 +270,40 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 	if code, body := p.query(t, agg); code != 200 || string(body["results"]) != `[["$pageview",10],["signup",3]]` {
 		t.Errorf("after all: %d %s", code, mustJSON(t, body))
 	}
-	// The usual test-account filter is a person condition, which events
-	// queries do not apply: the 400 names filterTestAccounts, the field
-	// sent, not properties.
+	// Person conditions (a test-account filter on email, the usual one)
+	// read the event's person as person.properties does. The PATCH of a
+	// person's properties is a $set event of theirs, as PostHog's is.
+	st, people := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?distinct_id=u4", p.id), p.key, nil)
+	if st != 200 || len(people["results"].([]any)) != 1 {
+		t.Fatalf("%d %v", st, people)
+	}
+	u4 := people["results"].([]any)[0].(map[string]any)["uuid"]
+	if st, out := call(t, env.h, "PATCH", fmt.Sprintf("/api/projects/%d/persons/%v/", p.id, u4), p.key,
+		map[string]any{"properties": map[string]any{"email": "u4@acme.com"}}); st != 200 {
+		t.Fatalf("%d %v", st, out)
+	}
 	if st, out := call(t, env.h, "PATCH", fmt.Sprintf("/api/projects/%d/", p.id), p.key, map[string]any{"test_account_filters": []any{
 		map[string]any{"key": "email", "value": "@acme.com", "operator": "not_icontains", "type": "person"}}}); st != 200 {
 		t.Fatalf("%d %v", st, out)
 	}
-	test := map[string]any{"kind": "EventsQuery", "select": []string{"event"}, "filterTestAccounts": true}
-	if code, body := p.query(t, test); code != 400 || string(body["attr"]) != `"query.filterTestAccounts"` {
-		t.Errorf("test accounts: %d %s", code, mustJSON(t, body))
+	counts := map[string]any{"kind": "EventsQuery", "select": []string{"event", "count()"}, "orderBy": []string{"event"}, "filterTestAccounts": true}
+	if code, body := p.query(t, counts); code != 200 || string(body["results"]) != `[["$pageview",6],["signup",3]]` {
+		t.Errorf("test accounts left out: %d %s", code, mustJSON(t, body))
+	}
+	delete(counts, "filterTestAccounts")
+	counts["properties"] = []any{map[string]any{"key": "email", "value": "u4@acme.com", "operator": "exact", "type": "person"}}
+	if code, body := p.query(t, counts); code != 200 || string(body["results"]) != `[["$pageview",4],["$set",1]]` {
+		t.Errorf("a person condition: %d %s", code, mustJSON(t, body))
+	}
+	st, co := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/cohorts/", p.id), p.key, map[string]any{"name": "u1",
+		"is_static": true, "persons": []string{"u1"}})
+	if st != 201 {
+		t.Fatalf("%d %v", st, co)
+	}
+	p.waitCohort(t, int64(co["id"].(float64)), 1)
+	counts["properties"] = []any{map[string]any{"key": "id", "value": co["id"], "type": "cohort"}}
+	if code, body := p.query(t, counts); code != 200 || string(body["results"]) != `[["$pageview",1],["signup",1]]` {
+		t.Errorf("a cohort condition: %d %s", code, mustJSON(t, body))
 	}
 	k, err := env.s.store.CreateKey(t.Context(), fmt.Sprintf("funnel%d@example.com", env.n), "insights only", []string{"insight:read"}, metadata.KeyScope{})
 	if err != nil {

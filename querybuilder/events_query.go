@@ -142,11 +142,11 @@ func BuildEventsQuery(raw json.RawMessage, path string, env Env) (EventsQuerySta
 		}
 		sel.Offset = &hogql.Constant{Value: *n.Offset}
 	}
-	cond, b := eventsQueryScan(n, path, env, pr)
+	cond, b, reads := eventsQueryScan(n, path, env, pr)
 	if !pr.ok() {
 		return EventsQueryStatement{}, pr.err()
 	}
-	st, err := compileHogQL(sel, nil, env, path, b, cond)
+	st, err := compileHogQL(sel, nil, env, path, b, scanCond{sql: cond, reads: reads})
 	if err != nil {
 		return EventsQueryStatement{}, err
 	}
@@ -156,7 +156,8 @@ func BuildEventsQuery(raw json.RawMessage, path string, env Env) (EventsQuerySta
 // eventsQueryScan compiles what narrows the events scan: the event, the
 // range (after, before) and the property filters, over the row e, with
 // the binder holding them.
-func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (string, *binder) {
+func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (string, *binder, *personReads) {
+	reads := &personReads{}
 	c := newCommon(env, pr)
 	local := &problems{}
 	p := Params{"properties": n.Properties, "filter_test_accounts": n.FilterTestAccounts}
@@ -185,22 +186,35 @@ func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (str
 		parts = append(parts, "e.timestamp "+b.op+" "+src.time(*t))
 	}
 	f := andFilters(c.Properties, c.TestAccounts)
-	unsupported := func(f *PropertyFilter) bool { return f.usesPersons() || f.usesSessions() || f.usesGroups() }
+	unsupported := func(f *PropertyFilter) bool { return f.usesSessions() || f.usesGroups() }
 	switch {
 	case unsupported(c.Properties):
-		pr.add(path+".properties", "%s.properties: person, cohort, session and group conditions are not supported here; use where with person.properties.<key>", path)
+		pr.add(path+".properties", "%s.properties: session and group conditions are not supported here; use where", path)
 	case unsupported(c.TestAccounts):
 		// The project's test-account filters hold such a condition: the
 		// field the client sent is filterTestAccounts.
-		pr.add(path+".filterTestAccounts", "%s.filterTestAccounts: the project's test_account_filters hold person, cohort, session or group "+
-			"conditions, which events queries do not apply; filter with where (person.properties.<key>) instead", path)
+		pr.add(path+".filterTestAccounts", "%s.filterTestAccounts: the project's test_account_filters hold session or group "+
+			"conditions, which events queries do not apply; filter with where instead", path)
 	default:
-		if s := src.cond(f); s != "" {
+		// Person and cohort conditions read the event's person as the
+		// scan joins it for person.properties (hogqlResolver.Source):
+		// the person's latest properties, the merged person's id.
+		sc := src.scope
+		sc.person = func(expr string) string {
+			reads.id = true
+			reads.cols = append(reads.cols, expr)
+			return fmt.Sprintf("pp.%s%d", condPersonColumn, len(reads.cols)-1)
+		}
+		sc.personID = func() string {
+			reads.id = true
+			return mergedPersonID
+		}
+		if s := f.sql(&sc); s != "" {
 			parts = append(parts, s)
 		}
 	}
 	if len(parts) == 0 {
-		return "", src.binder
+		return "", src.binder, reads
 	}
-	return "\n      AND " + strings.Join(parts, "\n      AND "), src.binder
+	return "\n      AND " + strings.Join(parts, "\n      AND "), src.binder, reads
 }

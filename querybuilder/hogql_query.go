@@ -49,8 +49,20 @@ type hogqlResolver struct {
 	// cond, when set, is a condition over the events row e that the
 	// statement's own events scan adds (an EventsQuery's event, range
 	// and properties), not its subqueries'.
-	cond string
+	cond scanCond
 }
+
+// scanCond is such a condition and what it reads of the event's person:
+// its person expressions are columns condPersonColumn0, 1... of the
+// scan's person join, its person id the merged one.
+type scanCond struct {
+	sql   string
+	reads *personReads
+}
+
+// condPersonColumn prefixes the person columns a scanCond reads, apart
+// from those the statement's fields read (pp_0, pp_1...).
+const condPersonColumn = "pc_"
 
 // personReads is what an events scan reads of its event's person: the
 // merged person id, and person-level expressions (pp_0, pp_1...).
@@ -111,9 +123,12 @@ func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (str
 	s, alias := r.schema.orDefault(), scan.Alias
 	// The narrowing is the statement's own scan's: a subquery the user
 	// wrote reads every event it names.
-	cond := ""
+	cond, condReads := "", &personReads{}
 	if scan.Outermost {
-		cond = r.cond
+		cond = r.cond.sql
+		if r.cond.reads != nil {
+			condReads = r.cond.reads
+		}
 	}
 	switch scan.Table {
 	case "events":
@@ -123,14 +138,21 @@ func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (str
 			cols = append(cols, "e."+col+" AS "+col)
 		}
 		from := s.Events + " AS e"
-		if reads := r.scans[alias]; reads != nil && reads.id {
+		reads := r.scans[alias]
+		if reads == nil {
+			reads = &personReads{}
+		}
+		if reads.id || condReads.id {
 			cols = append(cols, mergedPersonID+" AS person_id")
 			from += "\n" + s.overridesJoin()
-			if len(reads.cols) > 0 {
+			if len(reads.cols)+len(condReads.cols) > 0 {
 				pcols := []string{"id"}
 				for i, expr := range reads.cols {
 					pcols = append(pcols, fmt.Sprintf("argMax(%s, version) AS pp_%d", expr, i))
 					cols = append(cols, fmt.Sprintf("pp.pp_%d AS pp_%d", i, i))
+				}
+				for i, expr := range condReads.cols {
+					pcols = append(pcols, fmt.Sprintf("argMax(%s, version) AS %s%d", expr, condPersonColumn, i))
 				}
 				from += "\nLEFT JOIN (\n    SELECT " + strings.Join(pcols, ", ") + "\n    FROM " + s.Persons +
 					" WHERE team_id = {team:Int64}\n    GROUP BY id HAVING argMax(is_deleted, version) = 0\n) AS pp ON pp.id = " + mergedPersonID
@@ -161,13 +183,13 @@ func BuildHogQL(text string, values map[string]any, env Env, attr string) (HogQL
 	}
 	b := newBinder()
 	b.named("team", "Int64", env.Project.ID)
-	return compileHogQL(s, values, env, attr, b, "")
+	return compileHogQL(s, values, env, attr, b, scanCond{})
 }
 
 // compileHogQL limits and compiles a parsed select.
 // Every value is bound by b, which holds {team}; cond is added to the
 // statement's own events scan ("" for none, else starting with AND).
-func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, b *binder, cond string) (HogQLStatement, error) {
+func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, b *binder, cond scanCond) (HogQLStatement, error) {
 	// One row past the limit tells that there are more. In a union each
 	// part's LIMIT is its own (ClickHouse's reading): the union is read
 	// through a select of its own, under the default limit.
