@@ -43,8 +43,9 @@ const (
 	pruneEvery = time.Hour
 	pruneAfter = 24 * time.Hour
 	// cacheVersion changes every key when a result's shape or the key's
-	// make-up changes.
-	cacheVersion = 2
+	// make-up changes (3: action series labelled with the action's own
+	// name, whatever name a request carries).
+	cacheVersion = 3
 	// clockPrecision is how finely a key tells instants of the clock apart
 	// (the ends of a relative hourly range, relative dates in property
 	// conditions): requests within one minute share a result.

@@ -79,6 +79,9 @@ func linkWith(c *gin.Context, set map[string]string) string {
 	for k, v := range set {
 		q.Set(k, v)
 	}
+	// A credential sent as a parameter (auth.go) is not copied into a
+	// link: the client follows it with its key as it sends it.
+	q.Del("personal_api_key")
 	// The client's own form of the path, trailing slash and all: some
 	// follow next links verbatim against routers that tell them apart.
 	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: sentPath(c.Request), RawQuery: q.Encode()}

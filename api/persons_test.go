@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/insightd/insightd/metadata"
@@ -70,6 +71,13 @@ func TestPersonsListRetrieveAndValues(t *testing.T) {
 		st, body := list(t, url.Values{"properties": {cond}})
 		if st != 200 || fmt.Sprint(names(body)) != "[Bob]" {
 			t.Fatalf("%d %v", st, body)
+		}
+	})
+	t.Run("a key sent as a parameter is not copied into the next link", func(t *testing.T) {
+		st, body := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?limit=1&personal_api_key=%s", p.id, p.key), "", nil)
+		next, _ := body["next"].(string)
+		if st != 200 || next == "" || strings.Contains(next, p.key) || strings.Contains(next, "personal_api_key") {
+			t.Fatalf("%d next %q", st, next)
 		}
 	})
 	t.Run("a page past the end still counts every person", func(t *testing.T) {
