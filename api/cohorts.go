@@ -139,10 +139,9 @@ func (s *Server) updateCohort(c *gin.Context) {
 		return
 	}
 	// The definition is checked when it changes: a cohort naming one
-	// deleted since can still be renamed, deleted or restored.
-	_, groups := in.Values["groups"]
-	_, filters := in.Values["filters"]
-	if groups || filters {
+	// deleted since can still be renamed, deleted or restored, its
+	// definition sent back as it is or not at all.
+	if in.ChangesDefinition(before) {
 		if err := s.checkCohort(c, p, in, before); err != nil {
 			writeError(c, err)
 			return

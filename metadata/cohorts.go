@@ -231,6 +231,18 @@ func (s *Store) CohortsToCalculate(ctx context.Context, limit int) ([]Cohort, er
 	return out, err
 }
 
+// ChangesDefinition reports whether in sets groups or filters other than
+// co's, by their JSON meaning: PostHog's cohort editor saves the whole
+// cohort, its definition unchanged, to rename it.
+func (in CohortInput) ChangesDefinition(co *Cohort) bool {
+	for name, stored := range map[string]json.RawMessage{"groups": co.Groups, "filters": co.Filters} {
+		if v, sent := in.Values[name]; sent && !jsonEqual(v, stored) {
+			return true
+		}
+	}
+	return false
+}
+
 // CohortsDue asks for a recalculation of the cohorts the schedule owes
 // one, at now: dynamic cohorts last computed (or, never computed, last
 // tried) before behaviouralSince: behavioural conditions depend on the

@@ -218,18 +218,19 @@ func (pp *propertyParser) behaviorCondition(c *PropertyFilter, x map[string]any,
 		pp.pr.add(attr, "%s.type: behavioral conditions belong in cohorts; use a cohort condition naming one", path)
 		return nil
 	}
+	// PostHog's conditions say what key names: an event ("events", the
+	// default) or an action's id ("actions", its key a number), which
+	// insightd does not count here; counting events named after the id
+	// would be empty.
+	if et, sent := x["event_type"]; sent && et != nil && et != "events" {
+		pp.pr.add(attr, "%s.event_type: only events (\"events\") are counted in behavioural conditions; actions are not supported here", path)
+		return nil
+	}
 	b := &behavior{Op: "gte", Count: 1}
 	kind, _ := x["value"].(string)
 	name, _ := x["key"].(string)
 	if name == "" {
 		pp.pr.add(attr, "%s.key must be the event's name", path)
-		return nil
-	}
-	// PostHog's conditions say what key names: an event ("events", the
-	// default) or an action's id ("actions"), which insightd does not
-	// count here; counting events named after the id would be empty.
-	if et, sent := x["event_type"]; sent && et != nil && et != "events" {
-		pp.pr.add(attr, "%s.event_type: only events (\"events\") are counted in behavioural conditions; actions are not supported here", path)
 		return nil
 	}
 	b.Event = name
