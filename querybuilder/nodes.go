@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,7 @@ func TranslateNode(raw json.RawMessage, path string) (*InsightNode, error) {
 		return nil, pr.err()
 	}
 	out := Params{}
+	r.top = out
 	translate(r, out)
 	r.done()
 	if !pr.ok() {
@@ -142,10 +144,11 @@ type nodeReader struct {
 	m    map[string]json.RawMessage
 	used map[string]bool
 	pr   *problems
-	// origins, on the readers whose copies are the legacy request's own
-	// parameters (the node and its filter objects, not a series' entity),
-	// records each parameter's field (InsightNode.Origins).
+	// origins records the field each parameter of top, the legacy
+	// request, was copied from (InsightNode.Origins); copies into other
+	// maps (an entity's) are not the request's parameters.
 	origins map[string]string
+	top     Params
 }
 
 func newNodeReader(raw json.RawMessage, path string, pr *problems) *nodeReader {
@@ -180,8 +183,8 @@ func (r *nodeReader) raw(field string) json.RawMessage {
 func (r *nodeReader) copy(field, param string, out Params) {
 	if v := r.raw(field); v != nil {
 		out[param] = bytes.TrimSpace(v)
-		if r.origins != nil {
-			r.origins[param] = r.at(field)
+		if r.top != nil && reflect.ValueOf(out).UnsafePointer() == reflect.ValueOf(r.top).UnsafePointer() {
+			r.origin(param, field)
 		}
 	}
 }
@@ -209,9 +212,17 @@ func (r *nodeReader) object(field string) *nodeReader {
 	}
 	o := newNodeReader(v, r.at(field), r.pr)
 	if o != nil {
-		o.origins = r.origins
+		o.origins, o.top = r.origins, r.top
 	}
 	return o
+}
+
+// origin records that the request's param came from field (one the
+// translation builds rather than copies).
+func (r *nodeReader) origin(param, field string) {
+	if r.origins != nil {
+		r.origins[param] = r.at(field)
+	}
 }
 
 // list is a field holding a list, its items' raw values.
@@ -299,6 +310,7 @@ func (r *nodeReader) breakdown(out Params) {
 			list = append(list, item)
 		}
 		out["breakdowns"] = mustMarshal(list)
+		b.origin("breakdowns", "breakdowns")
 	}
 	b.refuse("breakdown_hide_other_aggregation", "the other series is always answered")
 	b.done()
@@ -336,9 +348,8 @@ func (r *nodeReader) series(out Params) {
 	if actions != nil {
 		out["actions"] = mustMarshal(actions)
 	}
-	if r.origins != nil {
-		r.origins["events"], r.origins["actions"] = r.at("series"), r.at("series")
-	}
+	r.origin("events", "series")
+	r.origin("actions", "series")
 }
 
 // entity reads one EventsNode or ActionsNode at path as a legacy entity.

@@ -49,6 +49,7 @@ func funnelsNode(r *nodeReader, out Params) {
 			list = append(list, e)
 		}
 		out["exclusions"] = mustMarshal(list)
+		f.origin("exclusions", "exclusions")
 	}
 	f.refuse("funnelAggregateByHogQL", "HogQL aggregation is not supported; use aggregation_group_type_index", `"person_id"`)
 	// funnelStepReference picks which step a chart's percentages are of:

@@ -37,6 +37,7 @@ func pathsNode(r *nodeReader, out Params) {
 			r.pr.add(path+".kind", "%s must be a FunnelsQuery, got %s", path, n.Kind)
 		} else {
 			out["funnel_filter"] = mustMarshal(n.Params)
+			fp.origin("funnel_filter", "funnelSource")
 		}
 	}
 	fp.done()

@@ -36,6 +36,7 @@ func retentionNode(r *nodeReader, out Params) {
 		e.ignore("uuid")
 		e.done()
 		out[param] = mustMarshal(ent)
+		f.origin(param, field)
 	}
 	f.refuse("cumulative", "retention is answered per interval, not cumulative")
 	f.refuse("minimumOccurrences", "every returning event counts (minimum 1)", "1")

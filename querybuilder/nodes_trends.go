@@ -32,6 +32,10 @@ func trendsNode(r *nodeReader, out Params) {
 	switch {
 	case len(formulas) == 1 && out["formula"] == nil:
 		out["formula"] = formulas[0]
+		f.origin("formula", "formulas")
+		if f.raw("formulaNodes") != nil {
+			f.origin("formula", "formulaNodes")
+		}
 	case len(formulas) > 0:
 		r.pr.add(f.at("formulas"), "%s: one formula is supported (formula, or formulas holding one)", f.at("formulas"))
 	}
