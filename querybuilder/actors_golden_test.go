@@ -80,3 +80,20 @@ func TestActorTypeFollowsTheQuery(t *testing.T) {
 		}
 	}
 }
+
+// A retention cell is named by its two numbers: a negative returning
+// interval names none (it listed the whole cohort).
+func TestRetentionActorsRefuseANegativeReturningInterval(t *testing.T) {
+	p, err := ParseBody([]byte(`{"target_entity": {"id": "$pageview", "type": "events"}, "total_intervals": 4, "date_to": "2026-03-10", "selected_interval": 0, "returning_interval": -5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ParseRetention(p, Env{Project: goldenProject, Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = q.Actors(p, Facts{}, Page{Limit: 100})
+	if ves := ValidationErrors(err); len(ves) == 0 || ves[0].Attr != "returning_interval" {
+		t.Fatalf("%v, want a ValidationError naming returning_interval", err)
+	}
+}

@@ -64,7 +64,10 @@ func (q *RetentionQuery) Actors(sel Params, f Facts, page Page) (Statement, erro
 	k := selInt(sel, "selected_interval", pr)
 	j := -1
 	if n, ok := sel.integer("returning_interval", pr); ok {
-		j = int(n)
+		if n < 0 {
+			pr.add("returning_interval", "returning_interval must be 0 or more: a period after selected_interval")
+		}
+		j = int(max(n, -1))
 	}
 	value, _ := sel.str("breakdown_value", pr)
 	if k < 0 || k >= q.Intervals || j >= q.Intervals-k {
