@@ -294,6 +294,7 @@ var statementCodes = map[int32]bool{
 	41:  true, // CANNOT_PARSE_DATETIME
 	42:  true, // NUMBER_OF_ARGUMENTS_DOESNT_MATCH
 	43:  true, // ILLEGAL_TYPE_OF_ARGUMENT
+	59:  true, // ILLEGAL_TYPE_OF_COLUMN_FOR_FILTER (WHERE event)
 	44:  true, // ILLEGAL_COLUMN
 	47:  true, // UNKNOWN_IDENTIFIER
 	50:  true, // UNKNOWN_TYPE

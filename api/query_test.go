@@ -228,6 +228,9 @@ func TestHogQLQueriesOnKnownData(t *testing.T) {
 		`SELECT ` + deep, `SELECT 1` + strings.Repeat("0", 100), `SELECT '` + strings.Repeat("x", 20000) + `'`,
 		`SELECT count() FROM person_distinct_id`, `SELECT count() FROM events e JOIN groups g ON 1 = 1`, `SELECT sleep(3)`,
 		`SELECT * FROM events`, `SELECT event FROM events; DROP TABLE events`, `SELECT {missing}`,
+		// a text column as a condition; subqueries compiling past what the engine parses
+		`SELECT event FROM events WHERE event`,
+		`SELECT ` + strings.TrimSuffix(strings.Repeat("(SELECT count() FROM events), ", 1000), ", "),
 	} {
 		code, body := hog(t, q, nil)
 		var attr string

@@ -213,8 +213,21 @@ func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, 
 	if union {
 		out.SQL = "SELECT *\nFROM (\n" + indent(out.SQL) + "\n)\nLIMIT " + b.bind("UInt64", uint64(limit+1))
 	}
+	// Every events scan the text names compiles to a subquery of its
+	// own: a short text can compile past what the engine parses
+	// (max_query_size, 256 KiB by default), which it would refuse as a
+	// syntax error of a statement the client never saw.
+	if len(out.SQL) > hogqlMaxSQL {
+		return HogQLStatement{}, &ValidationError{Attr: attr, Detail: fmt.Sprintf(
+			"the query compiles to %d KiB of SQL, more than the %d KiB the engine takes: read events in fewer subqueries", len(out.SQL)>>10, hogqlMaxSQL>>10)}
+	}
 	return HogQLStatement{Statement: Statement{SQL: out.SQL, Params: b.params}, Columns: out.Columns, Limit: limit}, nil
 }
+
+// hogqlMaxSQL bounds a compiled HogQL statement's text, below the
+// engine's default max_query_size (262 144 bytes) with room for the
+// SETTINGS clause the limits add.
+const hogqlMaxSQL = 240 << 10
 
 // limitValue is a LIMIT's number: a literal or a placeholder's value.
 func limitValue(x hogql.Expr, values map[string]any) (int64, error) {
