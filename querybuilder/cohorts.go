@@ -117,8 +117,12 @@ func (pp *propertyParser) cohortDefinition(co Cohort, attr, path string, behavio
 // only (the calculation reads persons, not events or sessions) and at
 // least one condition: an empty one would silently mean every person.
 func (pp *propertyParser) parseCohortDefinition(co Cohort, attr, path string) (*PropertyFilter, *problems) {
+	if pp.expanded == nil {
+		pp.expanded = new(int)
+		*pp.expanded = pp.count
+	}
 	sub := &propertyParser{common: pp.common, clock: pp.clock, pr: &problems{}, relative: pp.relative, defaultType: "person",
-		depth: pp.depth + 1, behavioural: true}
+		depth: pp.depth + 1, behavioural: true, expanded: pp.expanded}
 	where := fmt.Sprintf("%s (cohort %d)", path, co.ID)
 	var f *PropertyFilter
 	if len(co.Filters) > 0 && !isNull(co.Filters) {

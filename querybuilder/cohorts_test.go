@@ -100,3 +100,27 @@ func TestCheckCohort(t *testing.T) {
 		})
 	}
 }
+
+// Cohorts read inline multiply: 200 references to a cohort of 200
+// person conditions were 40 000 conditions (and 200 such references in
+// a request 8 million) built before the engine refused the statement.
+// The conditions of the whole tree are bounded.
+func TestInlineCohortsCannotMultiplyConditions(t *testing.T) {
+	var person, refs []string
+	for range 200 {
+		person = append(person, `{"key": "plan", "value": "pro", "type": "person"}`)
+		refs = append(refs, `{"type": "cohort", "key": "id", "value": 1}`)
+	}
+	env := Env{Project: Project{ID: 42}, Now: testNow, Cohorts: map[int64]Cohort{
+		1: {ID: 1, Name: "Wide", Filters: json.RawMessage(`{"properties": {"type": "AND", "values": [` + strings.Join(person, ", ") + `]}}`)},
+		2: {ID: 2, Name: "Wider", Filters: json.RawMessage(`{"properties": {"type": "AND", "values": [` + strings.Join(refs, ", ") + `]}}`)},
+	}}
+	_, err := trendSQL(t, env, `[{"type": "cohort", "key": "id", "value": 2}]`)
+	if ves := ValidationErrors(err); len(ves) == 0 || ves[0].Attr != "properties" || !strings.Contains(ves[0].Detail, "in all") {
+		t.Fatalf("%v", err)
+	}
+	// Within the bound, a cohort is still read inline.
+	if _, err := trendSQL(t, env, `[{"type": "cohort", "key": "id", "value": 1}]`); err != nil {
+		t.Fatal(err)
+	}
+}

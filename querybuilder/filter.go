@@ -63,6 +63,10 @@ var unsupportedPropertyTypes = map[string]bool{
 const (
 	maxPropertyDepth      = 8
 	maxPropertyConditions = 200
+	// maxExpandedConditions bounds the conditions of a request with the
+	// cohorts it names read inline (each up to maxPropertyConditions,
+	// nested cohortDepth deep).
+	maxExpandedConditions = 1000
 )
 
 // propertyParser reads property documents for one request.
@@ -83,6 +87,10 @@ type propertyParser struct {
 	defaultType string
 	depth       int
 	behavioural bool
+	// expanded counts the conditions of the whole tree, the cohorts read
+	// inline included (their parsers share it): maxExpandedConditions
+	// bounds what a request costs, however its cohorts nest.
+	expanded *int
 }
 
 // parse reads a document: a list of conditions and groups (ANDed), a
@@ -216,6 +224,15 @@ func (pp *propertyParser) condition(x map[string]any, attr, path string) *Proper
 	}
 	if pp.count > maxPropertyConditions {
 		return nil
+	}
+	if pp.expanded != nil {
+		*pp.expanded++
+		if *pp.expanded == maxExpandedConditions+1 {
+			pp.pr.add(attr, "%s: the conditions and the cohorts they name hold more than %d conditions in all", path, maxExpandedConditions)
+		}
+		if *pp.expanded > maxExpandedConditions {
+			return nil
+		}
 	}
 	c := &PropertyFilter{Type: "event", Operator: "exact", Value: x["value"]}
 	if pp.defaultType != "" {
