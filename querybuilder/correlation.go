@@ -50,6 +50,12 @@ var correlationKind = Kind{Name: "correlation", Route: "funnel/correlation", Per
 // a breakdown) and the correlation's parameters.
 func ParseCorrelation(p Params, env Env) (*CorrelationQuery, error) {
 	f, err := ParseFunnel(p, env)
+	if f != nil {
+		// The correlation splits the funnel's actors by whether they
+		// converted: one row each, whatever chart the funnel was drawn
+		// as (funnel trends would give one per entry period).
+		f.Viz = VizSteps
+	}
 	pr := &problems{}
 	q := &CorrelationQuery{FunnelQuery: f, Type: CorrelationEvents}
 	if s, ok := p.str("funnel_correlation_type", pr); ok && s != "" {

@@ -138,3 +138,50 @@ func TestPathsActorsGoldenSQL(t *testing.T) {
 		return q.Actors(p, Facts{}, Page{Limit: 100, Offset: 200})
 	})
 }
+
+// Funnel paths and correlation follow the funnel's actors one by one: a
+// funnel drawn as trends (one row per actor and entry period) reads as
+// its steps, or each actor would count once per period.
+func TestFunnelPathsAndCorrelationIgnoreTheFunnelsChart(t *testing.T) {
+	env := Env{Project: goldenProject, Now: testNow}
+	build := func(body string, correlation bool) string {
+		t.Helper()
+		p, err := ParseBody([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st Statement
+		if correlation {
+			q, err := ParseCorrelation(p, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err = q.Build(Facts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			q, err := ParsePaths(p, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err = BuildPaths(q, Facts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st.String()
+	}
+	funnel := func(viz string) string {
+		return `{"events": [{"id": "a", "order": 0}, {"id": "b", "order": 1}], "funnel_viz_type": "` + viz + `"}`
+	}
+	paths := func(viz string) string {
+		return `{"funnel_paths": "funnel_path_after_step", "funnel_step": 1, "funnel_filter": ` + funnel(viz) + `}`
+	}
+	if build(paths("trends"), false) != build(paths("steps"), false) {
+		t.Error("funnel paths: a trends funnel reads otherwise than its steps")
+	}
+	if build(funnel("trends"), true) != build(funnel("steps"), true) {
+		t.Error("correlation: a trends funnel reads otherwise than its steps")
+	}
+}
