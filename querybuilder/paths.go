@@ -171,6 +171,9 @@ func (q *PathsQuery) parseFunnelPaths(p Params, env Env, pr *problems) {
 		}
 		return
 	}
+	// Paths follow the step's actors, one each, whatever chart the funnel
+	// was drawn as (funnel trends would give one per entry period).
+	f.Viz = VizSteps
 	q.Funnel = f
 	q.keyedByFunnel(f)
 	step, ok := fp.integer("funnel_step", pr)
