@@ -97,3 +97,35 @@ func TestRetentionActorsRefuseANegativeReturningInterval(t *testing.T) {
 		t.Fatalf("%v, want a ValidationError naming returning_interval", err)
 	}
 }
+
+// With date_from=all the range starts at the project's first event (a
+// fact of the engine): a selection is checked against that range, not
+// the single interval the request alone gives.
+func TestActorsOfAnAllTimeRangeAreCheckedAgainstItsFirstEvent(t *testing.T) {
+	env := Env{Project: goldenProject, Now: testNow}
+	facts := Facts{FirstEvent: testNow.AddDate(0, 0, -20)}
+	parse := func(body string) Params {
+		p, err := ParseBody([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := parse(`{"insight": "STICKINESS", "events": [{"id": "$pageview"}], "date_from": "all", "stickiness_days": 3}`)
+	sq, err := ParseStickiness(p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sq.Actors(p, facts, Page{Limit: 100}); err != nil {
+		t.Fatalf("stickiness: %v", err)
+	}
+	p = parse(`{"insight": "FUNNELS", "funnel_viz_type": "trends", "events": [{"id": "a", "order": 0}, {"id": "b", "order": 1}],
+		"date_from": "all", "entrance_period_start": "` + testNow.AddDate(0, 0, -10).Format("2006-01-02") + `"}`)
+	fq, err := ParseFunnel(p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fq.Actors(p, facts, Page{Limit: 100}); err != nil {
+		t.Fatalf("funnel trends: %v", err)
+	}
+}

@@ -77,6 +77,11 @@ func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 // hours) and converted from funnel_from_step to funnel_to_step there, or
 // with drop_off those who reached the first and not the second.
 func (q *FunnelQuery) trendsActors(sel Params, f Facts, page Page) (Statement, error) {
+	// The buckets are the range's as the facts resolve it (date_from=all
+	// starts at the project's first event).
+	if err := q.applyFacts(f); err != nil {
+		return Statement{}, err
+	}
 	pr := &problems{}
 	start, _ := sel.str("entrance_period_start", pr)
 	dropOff := sel.boolean("drop_off", pr)

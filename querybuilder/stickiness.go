@@ -93,6 +93,11 @@ func (q *StickinessQuery) Build(f Facts) (Statement, error) {
 // period (0, or 1 the compared one) active in exactly stickiness_days
 // buckets.
 func (q *StickinessQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
+	// The selection is checked against the range as the facts resolve
+	// it: date_from=all starts at the project's first event.
+	if err := q.applyFacts(f); err != nil {
+		return Statement{}, err
+	}
 	pr := &problems{}
 	series := 0
 	if n, ok := sel.integer("series", pr); ok {
