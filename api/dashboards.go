@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // dashboardRoutes serve dashboards: named sets of tiles (insights and
@@ -75,6 +77,10 @@ func (s *Server) createDashboard(c *gin.Context) {
 	}
 	p, ok := s.pathInsightProject(c)
 	if !ok {
+		return
+	}
+	if err := s.checkDashboardFilters(c.Request.Context(), p, in); err != nil {
+		writeError(c, err)
 		return
 	}
 	d, err := s.store.CreateDashboard(c.Request.Context(), p, principal(c).User.ID, in)
@@ -167,12 +173,44 @@ func (s *Server) updateDashboard(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if err := s.checkDashboardFilters(c.Request.Context(), p, in); err != nil {
+		writeError(c, err)
+		return
+	}
 	d, err := s.store.UpdateDashboard(c.Request.Context(), p, principal(c).User.ID, id, in)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
 	s.renderDashboard(c, http.StatusOK, p, d)
+}
+
+// checkDashboardFilters refuses, at save, property filters no tile could
+// apply (an unknown operator, a regex the engine cannot compile, a
+// cohort that does not exist), as the dates are: saved, they would make
+// every tile answer an error until someone fixed them. They are read as
+// a request's properties are.
+func (s *Server) checkDashboardFilters(ctx context.Context, p *metadata.Project, in metadata.DashboardInput) error {
+	v, ok := in.Values["filters"]
+	if !ok {
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var f struct {
+		Properties json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(raw, &f) != nil || len(f.Properties) == 0 || isJSONNull(f.Properties) {
+		return nil
+	}
+	trends, _ := querybuilder.ByName("trends")
+	_, err = s.prepare(ctx, p, trends, querybuilder.Params{"events": json.RawMessage(`[{"id": "$pageview"}]`), "properties": f.Properties})
+	if ves := querybuilder.ValidationErrors(err); len(ves) > 0 {
+		return Invalid("filters", "filters."+ves[0].Error())
+	}
+	return err
 }
 
 // deleteDashboard refuses hard deletion, as for insights.
