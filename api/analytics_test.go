@@ -233,15 +233,18 @@ func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
 	f.s.engine = slowEngine{engine}
 	key, team := f.a.PersonalAPIKey, f.a.ProjectID
 
-	t.Run("insights/cancel with the client_query_id stops the trend: 499", func(t *testing.T) {
+	// cancelled sends body to path under client_query_id id, cancels it
+	// through insights/cancel once it runs, and wants the 499.
+	cancelled := func(t *testing.T, path, body, id string) {
+		t.Helper()
 		done := make(chan int, 1)
 		go func() {
 			// send, not call: call may stop the test, which only the test's goroutine may do.
-			done <- send(t, f, "POST", f.trend(team), key, `{"events": [{"id": "$pageview"}], "client_query_id": "slow-trend-1"}`).Code
+			done <- send(t, f, "POST", path, key, body).Code
 		}()
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			st, out := call(t, f.h, "POST", f.insights(team)+"cancel/", key, map[string]any{"client_query_id": "slow-trend-1"})
+			st, out := call(t, f.h, "POST", f.insights(team)+"cancel/", key, map[string]any{"client_query_id": id})
 			if st != 201 {
 				t.Fatalf("cancel: %d %v", st, out)
 			}
@@ -249,48 +252,26 @@ func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatal("the trend never ran under its client_query_id")
+				t.Fatalf("%s never ran under its client_query_id", path)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 		select {
 		case st := <-done:
 			if st != 499 {
-				t.Fatalf("the cancelled trend answered %d", st)
+				t.Fatalf("the cancelled request answered %d", st)
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatal("the cancelled trend still runs")
+			t.Fatal("the cancelled request still runs")
 		}
+	}
+	t.Run("insights/cancel with the client_query_id stops the trend: 499", func(t *testing.T) {
+		cancelled(t, f.trend(team), `{"events": [{"id": "$pageview"}], "client_query_id": "slow-trend-1"}`, "slow-trend-1")
 	})
 	t.Run("insights/cancel with the client_query_id stops a HogQL query: 499", func(t *testing.T) {
-		done := make(chan int, 1)
-		go func() {
-			done <- send(t, f, "POST", fmt.Sprintf("/api/projects/%d/query/", team), key,
-				`{"query": {"kind": "HogQLQuery", "query": "SELECT count() FROM events"}, "client_query_id": "slow-hogql-1"}`).Code
-		}()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			st, out := call(t, f.h, "POST", f.insights(team)+"cancel/", key, map[string]any{"client_query_id": "slow-hogql-1"})
-			if st != 201 {
-				t.Fatalf("cancel: %d %v", st, out)
-			}
-			if out["cancelled"] == true {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the query never ran under its client_query_id")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		select {
-		case st := <-done:
-			if st != 499 {
-				t.Fatalf("the cancelled query answered %d", st)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("the cancelled query still runs")
-		}
-		st, out := call(t, f.h, "POST", fmt.Sprintf("/api/projects/%d/query/", team), key,
+		query := fmt.Sprintf("/api/projects/%d/query/", team)
+		cancelled(t, query, `{"query": {"kind": "HogQLQuery", "query": "SELECT count() FROM events"}, "client_query_id": "slow-hogql-1"}`, "slow-hogql-1")
+		st, out := call(t, f.h, "POST", query, key,
 			map[string]any{"query": map[string]any{"kind": "HogQLQuery", "query": "SELECT 1"}, "client_query_id": "no spaces allowed"})
 		if st != 400 || out["attr"] != "client_query_id" {
 			t.Fatalf("a bad client_query_id: %d %v", st, out)

@@ -18,7 +18,7 @@ import (
 // connections kept for capture and readiness, and one project's slow
 // lists could hold every one of them.
 func (s *Server) userQuery(ctx context.Context, projectID int64, stmt querybuilder.Statement) (*olap.Rows, error) {
-	return s.engine.Query(userContext(ctx, projectID), querybuilder.WithLimits(stmt, s.cfg.Limits))
+	return s.userQueryAs(ctx, projectID, projectQueryID(projectID, uuid.NewString()), stmt)
 }
 
 // userQueryAs is userQuery under queryID (analysisQueryID: the project's

@@ -46,33 +46,25 @@ func clusterCorpus(t *testing.T) []corpusCase {
 		return querybuilder.Env{Project: querybuilder.Project{ID: team, Timezone: "Europe/Paris", WeekStartDay: 1}, Now: corpusNow, Schema: s}
 	}
 	facts := querybuilder.Facts{FirstEvent: corpusNow.AddDate(0, -3, 0)}
-	trends := func(body string) func(querybuilder.Schema, int64) (querybuilder.Statement, error) {
+	// analysis is the statement of a request to the kind named kind.
+	analysis := func(kind, body string) func(querybuilder.Schema, int64) (querybuilder.Statement, error) {
 		return func(s querybuilder.Schema, team int64) (querybuilder.Statement, error) {
 			p, err := querybuilder.ParseBody([]byte(body))
 			if err != nil {
 				return querybuilder.Statement{}, err
 			}
-			q, err := querybuilder.ParseTrends(p, env(s, team))
+			k, _ := querybuilder.ByName(kind)
+			q, err := k.Parse(p, env(s, team))
 			if err != nil {
 				return querybuilder.Statement{}, err
 			}
-			return querybuilder.BuildTrends(q, facts)
+			return q.Build(facts)
 		}
 	}
 	var out []corpusCase
 	for _, name := range sortedKeys(funnelModes) {
 		body := funnelModes[name]
-		out = append(out, corpusCase{"funnel " + name, func(s querybuilder.Schema, team int64) (querybuilder.Statement, error) {
-			p, err := querybuilder.ParseBody([]byte(body))
-			if err != nil {
-				return querybuilder.Statement{}, err
-			}
-			q, err := querybuilder.ParseFunnel(p, env(s, team))
-			if err != nil {
-				return querybuilder.Statement{}, err
-			}
-			return querybuilder.BuildFunnel(q, facts)
-		}})
+		out = append(out, corpusCase{"funnel " + name, analysis("funnel", body)})
 	}
 	for name, body := range map[string]string{
 		"trend breakdown":          `{"events":[{"id":"a"},{"id":"b"}],"breakdown":"k","date_from":"-14d"}`,
@@ -85,7 +77,7 @@ func clusterCorpus(t *testing.T) []corpusCase {
 		"trend formula":            `{"events":[{"id":"a"},{"id":"c"}],"formula":"A/B","date_from":"-14d"}`,
 		"trend cumulative persons": `{"events":[{"id":"a","math":"dau"}],"display":"ActionsLineGraphCumulative","date_from":"-14d"}`,
 	} {
-		out = append(out, corpusCase{name, trends(body)})
+		out = append(out, corpusCase{name, analysis("trends", body)})
 	}
 	// Paths name their hashed items by a scalar subquery over events and
 	// fall back to the text statement (both compared).
@@ -93,17 +85,7 @@ func clusterCorpus(t *testing.T) []corpusCase {
 		"paths every event": `{"date_from":"-14d"}`,
 		"paths start point": `{"date_from":"-14d","start_point":"a","end_point":"c"}`,
 	} {
-		out = append(out, corpusCase{name, func(s querybuilder.Schema, team int64) (querybuilder.Statement, error) {
-			p, err := querybuilder.ParseBody([]byte(body))
-			if err != nil {
-				return querybuilder.Statement{}, err
-			}
-			q, err := querybuilder.ParsePaths(p, env(s, team))
-			if err != nil {
-				return querybuilder.Statement{}, err
-			}
-			return querybuilder.BuildPaths(q, facts)
-		}})
+		out = append(out, corpusCase{name, analysis("paths", body)})
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzParseTrends", "*"))
 	if err != nil || len(files) == 0 {
@@ -122,7 +104,7 @@ func clusterCorpus(t *testing.T) []corpusCase {
 		if err != nil {
 			continue
 		}
-		out = append(out, corpusCase{"fuzz corpus " + filepath.Base(file), trends(body)})
+		out = append(out, corpusCase{"fuzz corpus " + filepath.Base(file), analysis("trends", body)})
 	}
 	return out
 }

@@ -24,18 +24,7 @@ func TestEveryPathsModeRunsOnTheEngine(t *testing.T) {
 		"cleaning": `{"path_replacements": true, "path_groupings": ["/x/*"], "exclude_events": ["/x/*"], "start_point": "/a", "end_point": "/b"}`,
 		"funnel":   `{"funnel_paths": "funnel_path_before_step", "funnel_step": -2, "funnel_filter": {"events": [{"id": "a"}, {"id": "b"}], "breakdown": "$browser"}}`,
 	} {
-		params, err := querybuilder.ParseBody([]byte(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := querybuilder.ParsePaths(params, querybuilder.Env{Project: project, Now: now})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		stmt, err := querybuilder.BuildPaths(q, querybuilder.Facts{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		q, stmt := pathsStatement(t, name, body, querybuilder.Env{Project: project, Now: now})
 		rows, err := eng.Query(context.Background(), stmt)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, stmt)
@@ -44,4 +33,24 @@ func TestEveryPathsModeRunsOnTheEngine(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
+}
+
+// pathsStatement is the query and statement of a paths request body
+// (name says which in a failure), over facts of a project without
+// merged persons or events before the range.
+func pathsStatement(t *testing.T, name, body string, env querybuilder.Env) (*querybuilder.PathsQuery, querybuilder.Statement) {
+	t.Helper()
+	params, err := querybuilder.ParseBody([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := querybuilder.ParsePaths(params, env)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	stmt, err := querybuilder.BuildPaths(q, querybuilder.Facts{})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return q, stmt
 }

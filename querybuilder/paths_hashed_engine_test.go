@@ -83,18 +83,7 @@ func TestHashedPathsEqualTheTextStatement(t *testing.T) {
 	}
 	build := func(name, body string) querybuilder.Statement {
 		t.Helper()
-		params, err := querybuilder.ParseBody([]byte(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := querybuilder.ParsePaths(params, querybuilder.Env{Project: project, Now: now})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		st, err := querybuilder.BuildPaths(q, querybuilder.Facts{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		_, st := pathsStatement(t, name, body, querybuilder.Env{Project: project, Now: now})
 		if st.Fallback == nil {
 			t.Fatalf("%s: no fallback: the statement is not the hashed one", name)
 		}
