@@ -142,11 +142,11 @@ func BuildEventsQuery(raw json.RawMessage, path string, env Env) (EventsQuerySta
 		}
 		sel.Offset = &hogql.Constant{Value: *n.Offset}
 	}
-	cond, b, reads := eventsQueryScan(n, path, env, pr)
+	cond, b := eventsQueryScan(n, path, env, pr)
 	if !pr.ok() {
 		return EventsQueryStatement{}, pr.err()
 	}
-	st, err := compileHogQL(sel, nil, env, path, b, scanCond{sql: cond, reads: reads})
+	st, err := compileHogQL(sel, nil, env, path, b, cond)
 	if err != nil {
 		return EventsQueryStatement{}, err
 	}
@@ -154,9 +154,9 @@ func BuildEventsQuery(raw json.RawMessage, path string, env Env) (EventsQuerySta
 }
 
 // eventsQueryScan compiles what narrows the events scan: the event, the
-// range (after, before) and the property filters, over the row e, with
-// the binder holding them.
-func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (string, *binder, *personReads) {
+// range (after, before) and the property filters, over the row e (with
+// what they read of its person), and the binder holding them.
+func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (scanCond, *binder) {
 	reads := &personReads{}
 	c := newCommon(env, pr)
 	local := &problems{}
@@ -214,7 +214,7 @@ func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (str
 		}
 	}
 	if len(parts) == 0 {
-		return "", src.binder, reads
+		return scanCond{reads: reads}, src.binder
 	}
-	return "\n      AND " + strings.Join(parts, "\n      AND "), src.binder, reads
+	return scanCond{sql: "\n      AND " + strings.Join(parts, "\n      AND "), reads: reads}, src.binder
 }
