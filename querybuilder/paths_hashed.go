@@ -39,7 +39,7 @@ package querybuilder
 import "strings"
 
 // pathItemHash is the engine function that hashes an item; tests swap in
-// one that collides (pathsHashCollision).
+// one that collides (SetPathItemHash in export_test.go).
 var pathItemHash = "cityHash64"
 
 // hashedPerActor is perActor with items as hashes: columns a, ts and

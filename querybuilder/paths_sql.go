@@ -97,9 +97,11 @@ func (q *PathsQuery) perActorSource(f Facts, hashed bool) (*eventSource, string,
 		return nil, "", err
 	}
 	s := newEventSource(&q.Common, f)
-	perActor := q.perActor(s)
+	var perActor string
 	if hashed {
 		perActor = q.hashedPerActor(s)
+	} else {
+		perActor = q.perActor(s)
 	}
 	if q.Funnel != nil {
 		if err := q.Funnel.applyFacts(f); err != nil {
