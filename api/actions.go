@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -26,28 +27,6 @@ func (s *Server) actionRoutes(api *gin.RouterGroup) {
 	g.GET("/:id/activity", requireScope("activity_log:read"), s.actionActivity)
 }
 
-// pathAction loads the path's project and one of its actions; a deleted
-// one answers 404.
-func (s *Server) pathAction(c *gin.Context) (*metadata.Project, *metadata.Action, bool) {
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return nil, nil, false
-	}
-	id, err := pathID(c, "id")
-	var a *metadata.Action
-	if err == nil {
-		a, err = s.store.GetAction(c.Request.Context(), p.ID, id)
-	}
-	if err == nil && a.Deleted {
-		err = NotFound()
-	}
-	if err != nil {
-		writeError(c, err)
-		return nil, nil, false
-	}
-	return p, a, true
-}
-
 func (s *Server) listActions(c *gin.Context) {
 	p, limit, offset, search, ok := s.searchPage(c)
 	if !ok {
@@ -55,14 +34,14 @@ func (s *Server) listActions(c *gin.Context) {
 	}
 	as, total, err := s.store.ListActions(c.Request.Context(), p.ID, search, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]actionJSON, len(as))
 	for i := range as {
 		out[i] = actionObject(&as[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 func (s *Server) createAction(c *gin.Context) {
@@ -75,14 +54,14 @@ func (s *Server) createAction(c *gin.Context) {
 	}
 	a, err := s.store.CreateAction(c.Request.Context(), p, principal(c).User.ID, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, actionObject(a))
 }
 
 func (s *Server) getAction(c *gin.Context) {
-	if _, a, ok := s.pathAction(c); ok {
+	if _, a, ok := inProject(s, c, byID(s.store.GetAction)); ok {
 		c.JSON(http.StatusOK, actionObject(a))
 	}
 }
@@ -90,9 +69,9 @@ func (s *Server) getAction(c *gin.Context) {
 // updateAction applies any subset of the writeable fields; deleted: true
 // soft-deletes (insights using the action then answer 400 naming it).
 func (s *Server) updateAction(c *gin.Context) {
-	id, err := pathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, in, ok := s.actionInput(c)
@@ -101,7 +80,7 @@ func (s *Server) updateAction(c *gin.Context) {
 	}
 	a, err := s.store.UpdateAction(c.Request.Context(), p, principal(c).User.ID, id, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, actionObject(a))
@@ -109,15 +88,15 @@ func (s *Server) updateAction(c *gin.Context) {
 
 // deleteAction refuses hard deletion, as PostHog does.
 func (s *Server) deleteAction(c *gin.Context) {
-	if _, _, ok := s.pathAction(c); ok {
+	if _, _, ok := inProject(s, c, byID(s.store.GetAction)); ok {
 		c.Header("Allow", "GET, PATCH, PUT")
-		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this action is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
 	}
 }
 
 func (s *Server) actionActivity(c *gin.Context) {
-	if p, a, ok := s.pathAction(c); ok {
+	if p, a, ok := inProject(s, c, byID(s.store.GetAction)); ok {
 		s.renderActivity(c, p, "Action", strconv.FormatInt(a.ID, 10))
 	}
 }
@@ -131,7 +110,7 @@ func (s *Server) actionInput(c *gin.Context) (*metadata.Project, metadata.Action
 		in, err = metadata.ParseActionInput(body)
 	}
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return nil, in, false
 	}
 	p, ok := s.pathInsightProject(c)
@@ -144,7 +123,7 @@ func (s *Server) actionInput(c *gin.Context) (*metadata.Project, metadata.Action
 			err = querybuilder.CheckAction(env, steps)
 		}
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return nil, in, false
 		}
 	}

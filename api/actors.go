@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -29,23 +30,23 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 		}
 		params, err := analysisParams(c)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		kind, _ := querybuilder.ForPersons(route)
 		env, err := s.entitiesEnv(c.Request.Context(), p, params)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		q, err := kind.Parse(params, env)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		lister, ok := q.(querybuilder.ActorsLister)
 		if !ok {
-			writeError(c, NotFound())
+			httpx.WriteError(c, httpx.NotFound())
 			return
 		}
 		page := querybuilder.Page{Limit: actorsPageLimit}
@@ -53,7 +54,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			if raw := c.Query(name); raw != "" {
 				n, err := strconv.Atoi(raw)
 				if err != nil || n < 0 {
-					writeError(c, Invalid(name, name+" must be a whole number, 0 or more."))
+					httpx.WriteError(c, httpx.Invalid(name, name+" must be a whole number, 0 or more."))
 					return
 				}
 				*v = n
@@ -63,25 +64,25 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 		ctx := c.Request.Context()
 		f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, p.ID, q.Needs())
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		typ := lister.ActorType(params)
-		if wantsCSV(c) {
+		if httpx.WantsCSV(c) {
 			s.exportActors(c, p, lister, params, f, typ)
 			return
 		}
 		stmt, err := lister.Actors(params, f, page)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		rows, err := s.userQuery(ctx, p.ID, stmt)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
-		total := pageTotal(rows, 1)
+		total := httpx.PageTotal(rows, 1)
 		if len(rows.Data) == 0 && page.Offset > 0 {
 			// Past the last page no row carries the total: read it from the first.
 			stmt, err := lister.Actors(params, f, querybuilder.Page{Limit: 1})
@@ -89,10 +90,10 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 				rows, err = s.userQuery(ctx, p.ID, stmt)
 			}
 			if err != nil {
-				writeError(c, err)
+				httpx.WriteError(c, err)
 				return
 			}
-			total, rows.Data = pageTotal(rows, 1), nil
+			total, rows.Data = httpx.PageTotal(rows, 1), nil
 		}
 		var ids []string
 		var appearances [][]int // a retention row's: per actor, 0 or 1 per interval
@@ -105,7 +106,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 		}
 		people, err := s.actorsOfType(ctx, p, typ, ids)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		if appearances != nil {
@@ -113,7 +114,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 		}
 		var next *string
 		if page.Offset+len(ids) < total {
-			u := linkWith(c, map[string]string{"limit": strconv.Itoa(page.Limit), "offset": strconv.Itoa(page.Offset + page.Limit)})
+			u := httpx.LinkWith(c, map[string]string{"limit": strconv.Itoa(page.Limit), "offset": strconv.Itoa(page.Offset + page.Limit)})
 			next = &u
 		}
 		c.JSON(http.StatusOK, gin.H{"results": []gin.H{{"people": people, "count": total}}, "next": next})

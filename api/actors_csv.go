@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -28,7 +29,7 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 	}
 	stmt, err := lister.Actors(params, f, querybuilder.Page{Details: &typ, DisplayNames: names})
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	// The export lists every actor: no result-row cap, the other limits
@@ -103,7 +104,7 @@ func (s *Server) exportCSV(c *gin.Context, e csvStreamer, p *metadata.Project, s
 func (s *Server) endExport(c *gin.Context, started bool, err error, typ querybuilder.ActorType, start func(header []string) error) bool {
 	if err != nil {
 		if !started {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return false
 		}
 		s.log.Error("actors export failed part way", "request_id", c.GetString("request_id"), "err", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -23,7 +24,7 @@ import (
 // analyticsRoutes serves every analysis kind of querybuilder's registry
 // at its route: a new kind needs no line here.
 func (s *Server) analyticsRoutes(api *gin.RouterGroup) {
-	g := api.Group("/projects/:project_id/insights", checkFormat)
+	g := api.Group("/projects/:project_id/insights", httpx.CheckFormat)
 	read := requireScope("insight:read")
 	for _, route := range querybuilder.Routes() {
 		h := s.analyze(route)
@@ -62,33 +63,33 @@ func (s *Server) analyze(route string) gin.HandlerFunc {
 		}
 		params, err := analysisParams(c)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		kind, ok := querybuilder.ForRoute(route, params)
 		if !ok {
-			writeError(c, NotFound())
+			httpx.WriteError(c, httpx.NotFound())
 			return
 		}
 		queryID, err := analysisQueryID(c, p.ID, params)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		mode, err := analysisRefreshMode(refreshParam(c, params))
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		a, err := s.prepare(c.Request.Context(), p, kind, params)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		ctx := c.Request.Context()
 		r, err := s.analysisResult(ctx, a.pol, mode, s.compute(a, queryID))
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.q.Base().Location().String()}
@@ -96,7 +97,7 @@ func (s *Server) analyze(route string) gin.HandlerFunc {
 			at := r.ComputedAt.UTC()
 			env.Result, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
 		}
-		if wantsCSV(c) {
+		if httpx.WantsCSV(c) {
 			s.renderResultCSV(c, a, r)
 			return
 		}
@@ -268,23 +269,23 @@ func (s *Server) compute(a *analysis, queryID string) func(ctx context.Context) 
 // force_cache with nothing cached).
 func (s *Server) renderResultCSV(c *gin.Context, a *analysis, r *cachedResult) {
 	if r == nil {
-		writeCSV(c, http.StatusOK, nil, nil)
+		httpx.WriteCSV(c, http.StatusOK, nil, nil)
 		return
 	}
 	res, err := a.q.Decode(r.Result)
 	if err != nil {
-		writeError(c, fmt.Errorf("%s csv: %w", a.kind.Name, err))
+		httpx.WriteError(c, fmt.Errorf("%s csv: %w", a.kind.Name, err))
 		return
 	}
 	header, rows := res.Table()
-	writeCSV(c, http.StatusOK, header, rows)
+	httpx.WriteCSV(c, http.StatusOK, header, rows)
 }
 
 // debugStatement is the statement of a, built again for a cached answer.
 func (s *Server) debugStatement(ctx context.Context, a *analysis) *analysisDebug {
 	stmt, err := s.statement(ctx, a)
 	if err != nil {
-		return &analysisDebug{Error: toError(err).Detail}
+		return &analysisDebug{Error: httpx.ToError(err).Detail}
 	}
 	return &analysisDebug{SQL: stmt.SQL, Params: stmt.Params}
 }
@@ -325,7 +326,7 @@ func requestParams(c *gin.Context) (querybuilder.Params, error) {
 	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt == "application/x-www-form-urlencoded" {
 		form, err := url.ParseQuery(string(b))
 		if err != nil {
-			return nil, Invalid("body", "The form body is not valid application/x-www-form-urlencoded.")
+			return nil, httpx.Invalid("body", "The form body is not valid application/x-www-form-urlencoded.")
 		}
 		// The form's fields as the JSON object they encode, read as a
 		// JSON body is (filters inside filters, or at the top level).
@@ -357,7 +358,7 @@ func requestParams(c *gin.Context) (querybuilder.Params, error) {
 // to the project, or a fresh one.
 func analysisQueryID(c *gin.Context, projectID int64, params querybuilder.Params) (string, error) {
 	id := c.Query("client_query_id")
-	if raw, ok := params["client_query_id"]; ok && !isJSONNull(raw) {
+	if raw, ok := params["client_query_id"]; ok && !httpx.IsJSONNull(raw) {
 		if json.Unmarshal(raw, &id) != nil {
 			id = string(raw) // not a JSON string: refused below
 		}
@@ -366,7 +367,7 @@ func analysisQueryID(c *gin.Context, projectID int64, params querybuilder.Params
 		return projectQueryID(projectID, uuid.NewString()), nil
 	}
 	if len(id) > clientQueryIDMax || !olap.ValidQueryID(id) {
-		return "", Invalid("client_query_id", fmt.Sprintf(
+		return "", httpx.Invalid("client_query_id", fmt.Sprintf(
 			"client_query_id must be 1 to %d characters of letters, digits, _ and -.", clientQueryIDMax))
 	}
 	return projectQueryID(projectID, id), nil

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
@@ -93,7 +94,7 @@ func analysisRefreshMode(v string) (refreshMode, error) {
 	case s == "" || s == "null" || slices.Contains(refreshModes, s):
 		return refreshIfStale, nil
 	}
-	return refreshIfStale, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+".")
+	return refreshIfStale, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+".")
 }
 
 // cachePolicy is what judging a result's age needs to know of its request.

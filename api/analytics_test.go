@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/chdb"
 	"github.com/insightd/insightd/querybuilder"
@@ -205,7 +206,7 @@ func TestTrendEndpoint(t *testing.T) {
 func TestAnalysisEngineErrorsHaveTheirStatuses(t *testing.T) {
 	for code, status := range map[int32]int{159: 504, 394: 499, 396: 400, 241: 503, 427: 400} {
 		err := fmt.Errorf("query: %w", &chdb.Exception{Code: code, Message: "x"})
-		if got := toError(err).Kind.status(); got != status {
+		if got := httpx.ToError(err).Kind.Status(); got != status {
 			t.Errorf("code %d: status %d, want %d", code, got, status)
 		}
 	}

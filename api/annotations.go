@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 )
 
@@ -27,28 +28,6 @@ func (s *Server) annotationRoutes(api *gin.RouterGroup) {
 	g.GET("/:id/activity", requireScope("activity_log:read"), s.annotationActivity)
 }
 
-// pathAnnotation loads the path's project and an annotation it sees; a
-// deleted annotation answers 404 like one that never existed.
-func (s *Server) pathAnnotation(c *gin.Context) (*metadata.Project, *metadata.Annotation, bool) {
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return nil, nil, false
-	}
-	id, err := pathID(c, "id")
-	var a *metadata.Annotation
-	if err == nil {
-		a, err = s.store.GetAnnotation(c.Request.Context(), p, id)
-	}
-	if err == nil && a.Deleted {
-		err = NotFound()
-	}
-	if err != nil {
-		writeError(c, err)
-		return nil, nil, false
-	}
-	return p, a, true
-}
-
 func (s *Server) listAnnotations(c *gin.Context) {
 	p, limit, offset, search, ok := s.searchPage(c)
 	if !ok {
@@ -56,20 +35,20 @@ func (s *Server) listAnnotations(c *gin.Context) {
 	}
 	as, total, err := s.store.ListAnnotations(c.Request.Context(), p, search, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]annotationJSON, len(as))
 	for i := range as {
 		out[i] = annotationObject(&as[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 func (s *Server) createAnnotation(c *gin.Context) {
 	in, err := annotationInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -78,14 +57,14 @@ func (s *Server) createAnnotation(c *gin.Context) {
 	}
 	a, err := s.store.CreateAnnotation(c.Request.Context(), p, principal(c).User.ID, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, annotationObject(a))
 }
 
 func (s *Server) getAnnotation(c *gin.Context) {
-	if _, a, ok := s.pathAnnotation(c); ok {
+	if _, a, ok := inProject(s, c, s.store.GetAnnotation); ok {
 		c.JSON(http.StatusOK, annotationObject(a))
 	}
 }
@@ -95,12 +74,12 @@ func (s *Server) getAnnotation(c *gin.Context) {
 func (s *Server) updateAnnotation(c *gin.Context) {
 	in, err := annotationInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	id, err := pathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -109,7 +88,7 @@ func (s *Server) updateAnnotation(c *gin.Context) {
 	}
 	a, err := s.store.UpdateAnnotation(c.Request.Context(), p, principal(c).User.ID, id, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, annotationObject(a))
@@ -118,15 +97,15 @@ func (s *Server) updateAnnotation(c *gin.Context) {
 // deleteAnnotation refuses hard deletion, as PostHog does, once the
 // annotation is known to exist for the caller.
 func (s *Server) deleteAnnotation(c *gin.Context) {
-	if _, _, ok := s.pathAnnotation(c); ok {
+	if _, _, ok := inProject(s, c, s.store.GetAnnotation); ok {
 		c.Header("Allow", "GET, PATCH, PUT")
-		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this annotation is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
 	}
 }
 
 func (s *Server) annotationActivity(c *gin.Context) {
-	if p, a, ok := s.pathAnnotation(c); ok {
+	if p, a, ok := inProject(s, c, s.store.GetAnnotation); ok {
 		s.renderActivity(c, p, "Annotation", strconv.FormatInt(a.ID, 10))
 	}
 }
@@ -140,21 +119,21 @@ func (s *Server) projectAnnotationActivity(c *gin.Context) {
 // renderActivity writes a page of the project's log of one kind of item,
 // for one item or ("") all of them, newest first.
 func (s *Server) renderActivity(c *gin.Context, p *metadata.Project, scope, itemID string) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	entries, total, err := s.store.ListActivity(c.Request.Context(), p.ID, scope, itemID, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]activityJSON, len(entries))
 	for k := range entries {
 		out[k] = activityEntry(&entries[k])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 // annotationInput reads a JSON object body into checked annotation fields.

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 )
 
@@ -29,26 +30,26 @@ const (
 func (s *Server) authenticate(c *gin.Context) {
 	key, err := apiKey(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if key == "" {
-		writeError(c, &Error{Kind: KindUnauthenticated, Code: "not_authenticated",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindUnauthenticated, Code: "not_authenticated",
 			Detail: "Authentication credentials were not provided: send Authorization: Bearer <personal API key>."})
 		return
 	}
 	p, err := s.store.Authenticate(c.Request.Context(), key)
 	if errors.Is(err, metadata.ErrNotFound) {
-		writeError(c, &Error{Kind: KindUnauthenticated, Code: "authentication_failed", Detail: "Personal API key is invalid."})
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindUnauthenticated, Code: "authentication_failed", Detail: "Personal API key is invalid."})
 		return
 	}
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.Set(principalKey, p)
 	if err := s.checkKeyLimits(c, p); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.Next()
@@ -78,7 +79,7 @@ func (s *Server) checkKeyLimits(c *gin.Context, p *metadata.Principal) error {
 		c.Set(organizationKey, m.OrganizationID.String())
 		pathOrg = &m.OrganizationID
 		if len(p.Teams) > 0 && c.Request.Method == http.MethodPost && c.FullPath() == "/api/organizations/:organization_id/projects" {
-			return &Error{Kind: KindForbidden, Code: "permission_denied",
+			return &httpx.Error{Kind: httpx.KindForbidden, Code: "permission_denied",
 				Detail: "API key limited to projects cannot create projects."}
 		}
 	}
@@ -114,8 +115,8 @@ func pathProjectRef(c *gin.Context) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
-func keyLimited(what, id string) *Error {
-	return &Error{Kind: KindForbidden, Code: "permission_denied",
+func keyLimited(what, id string) *httpx.Error {
+	return &httpx.Error{Kind: httpx.KindForbidden, Code: "permission_denied",
 		Detail: fmt.Sprintf("API key does not have access to the requested %s: ID %s.", what, id)}
 }
 
@@ -123,7 +124,7 @@ func apiKey(c *gin.Context) (string, error) {
 	if h := strings.TrimSpace(c.GetHeader("Authorization")); h != "" {
 		scheme, key, ok := strings.Cut(h, " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return "", &Error{Kind: KindUnauthenticated, Code: "authentication_failed",
+			return "", &httpx.Error{Kind: httpx.KindUnauthenticated, Code: "authentication_failed",
 				Detail: "The Authorization header must be: Bearer <personal API key>."}
 		}
 		return strings.TrimSpace(key), nil
@@ -153,7 +154,7 @@ func apiKey(c *gin.Context) (string, error) {
 func requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !principal(c).HasScope(scope) {
-			writeError(c, &Error{Kind: KindForbidden, Code: "permission_denied",
+			httpx.WriteError(c, &httpx.Error{Kind: httpx.KindForbidden, Code: "permission_denied",
 				Detail: fmt.Sprintf("API key missing required scope '%s'", scope)})
 			return
 		}

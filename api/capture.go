@@ -18,6 +18,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/metrics"
@@ -73,7 +74,7 @@ func (s *Server) capture(c *gin.Context) {
 	body, err := captureBody(c, s.cfg.BodyLimit)
 	if err != nil {
 		s.countCaptureError(err, 1)
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, err := parsePayload(body, now, querySentAt(c.Query("_")))
@@ -81,7 +82,7 @@ func (s *Server) capture(c *gin.Context) {
 		if s.cfg.Metrics != nil {
 			s.countCaptureError(err, payloadEvents(body))
 		}
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	token := p.token
@@ -92,7 +93,7 @@ func (s *Server) capture(c *gin.Context) {
 	proj, err := s.tokenProject(ctx, token)
 	if err != nil {
 		s.countCaptureError(err, len(p.events))
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	ip := ""
@@ -109,13 +110,13 @@ func (s *Server) capture(c *gin.Context) {
 	}
 	if err := s.captureGroups(ctx, proj.ID, p); err != nil {
 		s.countCaptureError(err, len(p.events))
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	res := s.writer.Write(ctx, p.events)
 	if res.Err != nil {
 		s.countCaptureError(storeError(res.Err), len(p.events))
-		writeError(c, storeError(res.Err))
+		httpx.WriteError(c, storeError(res.Err))
 		return
 	}
 	s.cfg.Metrics.IngestEvents(metrics.IngestAccepted, res.Stored)
@@ -141,7 +142,7 @@ func (s *Server) countCaptureError(err error, n int) {
 		return
 	}
 	outcome := metrics.IngestFailed
-	if toError(err).Kind.status() < http.StatusInternalServerError {
+	if httpx.ToError(err).Kind.Status() < http.StatusInternalServerError {
 		outcome = metrics.IngestRejected
 	}
 	s.cfg.Metrics.IngestEvents(outcome, n)
@@ -161,10 +162,10 @@ func payloadEvents(body []byte) int {
 // 401 when there is none, or it is malformed or unknown.
 func (s *Server) tokenProject(ctx context.Context, token string) (metadata.TokenProject, error) {
 	if token == "" {
-		return metadata.TokenProject{}, &Error{Kind: KindUnauthenticated, Code: "missing_api_key",
+		return metadata.TokenProject{}, &httpx.Error{Kind: httpx.KindUnauthenticated, Code: "missing_api_key",
 			Detail: "No project API key: send it as api_key in the body or as the token query parameter."}
 	}
-	invalid := &Error{Kind: KindUnauthenticated, Code: "invalid_api_key",
+	invalid := &httpx.Error{Kind: httpx.KindUnauthenticated, Code: "invalid_api_key",
 		Detail: "Project API key invalid. You can find your project API key in the project's settings."}
 	if !plausibleToken(token) {
 		return metadata.TokenProject{}, invalid
@@ -236,13 +237,13 @@ func withoutIP(props string) string {
 // them again is safe.
 func storeError(err error) error {
 	if errors.Is(err, olap.ErrWriterClosed) {
-		return &Error{Kind: KindUnavailable, Code: "shutting_down", Err: err,
+		return &httpx.Error{Kind: httpx.KindUnavailable, Code: "shutting_down", Err: err,
 			Detail: "The server is shutting down; the events were not stored. Send them again."}
 	}
-	if e := toError(err); e.Kind == KindCanceled {
+	if e := httpx.ToError(err); e.Kind == httpx.KindCanceled {
 		return e
 	}
-	return &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Err: err,
+	return &httpx.Error{Kind: httpx.KindUnavailable, Code: "ingestion_unavailable", Err: err,
 		Detail: "The events could not be stored; send them again (events with a uuid are never stored twice)."}
 }
 
@@ -258,7 +259,7 @@ func captureBody(c *gin.Context, limit int64) ([]byte, error) {
 	if ct, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); ct == "application/x-www-form-urlencoded" {
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
-			return nil, Invalid("data", "The form body could not be parsed.")
+			return nil, httpx.Invalid("data", "The form body could not be parsed.")
 		}
 		body = decodeFormData(form.Get("data"))
 		if v := form.Get("compression"); v != "" && cmp == "" {
@@ -324,14 +325,14 @@ func decodeFormData(s string) []byte {
 func gunzip(body []byte, limit int64) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(body))
 	if err != nil {
-		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
+		return nil, &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
 	}
 	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
-		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
+		return nil, &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
 	}
 	if int64(len(out)) > limit {
-		return nil, errBodyTooLarge
+		return nil, httpx.ErrBodyTooLarge
 	}
 	return out, nil
 }

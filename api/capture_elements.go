@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/insightd/insightd/api/httpx"
 )
 
 // PostHog's JS SDK sends an autocapture event's elements as $elements, a
@@ -27,7 +29,7 @@ func withElementsChain(props string) (string, error) {
 		return props, err
 	}
 	raw, ok := m["$elements"]
-	if !ok || isJSONNull(raw) {
+	if !ok || httpx.IsJSONNull(raw) {
 		return props, nil
 	}
 	if _, has := m["$elements_chain"]; has {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/olap"
 )
 
@@ -88,7 +89,7 @@ func parsePayload(body []byte, now time.Time, sent *time.Time) (*payload, error)
 func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*payload, error) {
 	body = cleanJSONText(bytes.TrimSpace(body))
 	if len(body) == 0 {
-		return nil, Invalid("", "The body is empty: send an event or a batch.")
+		return nil, httpx.Invalid("", "The body is empty: send an event or a batch.")
 	}
 	var env envelope
 	var wes []wireEvent
@@ -105,21 +106,21 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 		}
 	}
 	if !single && len(wes) > maxBatchEvents {
-		return nil, &Error{Kind: KindTooLarge, Code: "batch_too_large", Attr: "batch",
+		return nil, &httpx.Error{Kind: httpx.KindTooLarge, Code: "batch_too_large", Attr: "batch",
 			Detail: fmt.Sprintf("A batch may hold at most %d events; this one has %d.", maxBatchEvents, len(wes))}
 	}
 	if !single && len(wes) == 0 {
-		return nil, Invalid("batch", "The batch is empty.")
+		return nil, httpx.Invalid("batch", "The batch is empty.")
 	}
 	if isPresent(env.HistoricalMigration) {
 		var b bool
 		if json.Unmarshal(env.HistoricalMigration, &b) != nil {
-			return nil, Invalid("historical_migration", "historical_migration must be true or false.")
+			return nil, httpx.Invalid("historical_migration", "historical_migration must be true or false.")
 		}
 	}
 	batchSentAt, err := optionalTime(env.SentAt)
 	if err != nil && !single {
-		return nil, Invalid("sent_at", "sent_at "+err.Error()+".")
+		return nil, httpx.Invalid("sent_at", "sent_at "+err.Error()+".")
 	}
 	if batchSentAt == nil {
 		batchSentAt = sent
@@ -162,7 +163,7 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 			// Without one, the events' tokens do: stored with the others
 			// this one would land in the wrong project. PostHog's capture
 			// refuses such a batch too.
-			return nil, Invalid("batch["+strconv.Itoa(i)+"]", "This event carries another project's token than the batch's; "+
+			return nil, httpx.Invalid("batch["+strconv.Itoa(i)+"]", "This event carries another project's token than the batch's; "+
 				"send each project's events in a request of their own.")
 		}
 	}
@@ -198,7 +199,7 @@ func decodePayload(body []byte) (env envelope, wes []wireEvent, single bool, err
 			break
 		}
 		if env.Batch[0] != '[' {
-			return env, nil, false, Invalid("batch", "batch must be a list of events.")
+			return env, nil, false, httpx.Invalid("batch", "batch must be a list of events.")
 		}
 		if wes, err = wireEvents(env.Batch); err != nil {
 			return env, nil, false, err
@@ -223,18 +224,18 @@ func wireEvents(list []byte) ([]wireEvent, error) {
 	wes = make([]wireEvent, len(raws))
 	for i, raw := range raws {
 		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &wes[i]) != nil {
-			return nil, Invalid("batch["+strconv.Itoa(i)+"]", "Each event must be a JSON object.")
+			return nil, httpx.Invalid("batch["+strconv.Itoa(i)+"]", "Each event must be a JSON object.")
 		}
 	}
 	return wes, nil
 }
 
-func malformed(err error) *Error {
+func malformed(err error) *httpx.Error {
 	detail := "The body is not valid JSON: send an event object, a list of events, or {\"batch\": [...]}."
 	if se, ok := err.(*json.SyntaxError); ok {
 		detail = fmt.Sprintf("The body is not valid JSON (at byte %d): %s.", se.Offset, se.Error())
 	}
-	return &Error{Kind: KindInvalid, Code: "parse_error", Detail: detail}
+	return &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: detail}
 }
 
 // parseEvent validates one event. It returns the token the event carries,
@@ -245,11 +246,11 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 	name, ok := jsonString(we.Event)
 	switch {
 	case !isPresent(we.Event):
-		return c, "", Invalid(prefix+"event", "event is required.")
+		return c, "", httpx.Invalid(prefix+"event", "event is required.")
 	case !ok || name == "":
-		return c, "", Invalid(prefix+"event", "event must be a non-empty string.")
+		return c, "", httpx.Invalid(prefix+"event", "event must be a non-empty string.")
 	case utf8.RuneCountInString(name) > maxNameLength:
-		return c, "", Invalid(prefix+"event", fmt.Sprintf("event must be at most %d characters.", maxNameLength))
+		return c, "", httpx.Invalid(prefix+"event", fmt.Sprintf("event must be at most %d characters.", maxNameLength))
 	}
 	c.Event.Event = name
 
@@ -257,12 +258,12 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 	props := "{}"
 	if isPresent(we.Properties) {
 		if we.Properties[0] != '{' {
-			return c, "", Invalid(prefix+"properties", "properties must be a JSON object.")
+			return c, "", httpx.Invalid(prefix+"properties", "properties must be a JSON object.")
 		}
 		if scanned != nil {
 			head = *scanned
 		} else if mayHaveCaptureKeys(we.Properties) && json.Unmarshal(we.Properties, &head) != nil {
-			return c, "", Invalid(prefix+"properties", "properties must be a JSON object.")
+			return c, "", httpx.Invalid(prefix+"properties", "properties must be a JSON object.")
 		}
 		props = string(we.Properties)
 	}
@@ -274,7 +275,7 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 	}
 	distinctID, err := distinctIDValue(did)
 	if err != nil {
-		return c, "", Invalid(attr, err.Error()+".")
+		return c, "", httpx.Invalid(attr, err.Error()+".")
 	}
 	c.DistinctID = distinctID
 
@@ -288,7 +289,7 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 			id, err = uuid.Parse(s)
 		}
 		if err != nil || id == uuid.Nil {
-			return c, "", Invalid(prefix+"uuid", "uuid must be a UUID such as 0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e12.")
+			return c, "", httpx.Invalid(prefix+"uuid", "uuid must be a UUID such as 0190d6a2-5b7e-7c3a-9f1e-2d4b6a8c0e12.")
 		}
 		c.UUID, c.ClientUUID = id, true
 	} else {
@@ -312,12 +313,12 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 	if isPresent(we.Set) || isPresent(we.SetOnce) {
 		// Keep what was sent beside the event with the event, as PostHog does.
 		if props, err = foldPersonProperties(props, u); err != nil {
-			return c, "", Invalid(prefix+"properties", err.Error())
+			return c, "", httpx.Invalid(prefix+"properties", err.Error())
 		}
 	}
 	if name == "$autocapture" || strings.Contains(props, `"$elements"`) {
 		if props, err = withElementsChain(props); err != nil {
-			return c, "", Invalid(prefix+"properties.$elements", err.Error()+".")
+			return c, "", httpx.Invalid(prefix+"properties.$elements", err.Error()+".")
 		}
 	}
 	c.Properties = props
@@ -333,7 +334,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	if isGiven(we.SentAt) {
 		t, err := optionalTime(we.SentAt)
 		if err != nil {
-			return time.Time{}, Invalid(prefix+"sent_at", "sent_at "+err.Error()+".")
+			return time.Time{}, httpx.Invalid(prefix+"sent_at", "sent_at "+err.Error()+".")
 		}
 		sentAt = t
 	}
@@ -347,7 +348,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	case isGiven(we.Timestamp):
 		t, err := optionalTime(we.Timestamp)
 		if err != nil {
-			return time.Time{}, Invalid(prefix+"timestamp", "timestamp "+err.Error()+".")
+			return time.Time{}, httpx.Invalid(prefix+"timestamp", "timestamp "+err.Error()+".")
 		}
 		ts = *t
 		if sentAt != nil {
@@ -356,7 +357,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	case isGiven(we.Offset):
 		ms, err := strconv.ParseFloat(string(we.Offset), 64)
 		if err != nil || ms < 0 || ms > float64(100*365*24*time.Hour/time.Millisecond) {
-			return time.Time{}, Invalid(prefix+"offset", "offset must be a number of milliseconds.")
+			return time.Time{}, httpx.Invalid(prefix+"offset", "offset must be a number of milliseconds.")
 		}
 		ts = now.Add(-time.Duration(ms * float64(time.Millisecond)))
 	default:
@@ -364,7 +365,7 @@ func eventTime(we *wireEvent, head *propertyHead, batchSentAt *time.Time, now ti
 	}
 	// DateTime64(6) holds 1900-01-01 to 2299-12-31.
 	if ts.Year() < 1900 || ts.Year() > 2299 {
-		return time.Time{}, Invalid(prefix+"timestamp", "timestamp is outside the years 1900 to 2299.")
+		return time.Time{}, httpx.Invalid(prefix+"timestamp", "timestamp is outside the years 1900 to 2299.")
 	}
 	return ts.UTC().Truncate(time.Microsecond), nil
 }
@@ -462,7 +463,7 @@ func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string)
 		}
 		var m map[string]json.RawMessage
 		if o.raw[0] != '{' || json.Unmarshal(o.raw, &m) != nil {
-			return nil, Invalid(prefix+o.attr, o.attr+" must be a JSON object.")
+			return nil, httpx.Invalid(prefix+o.attr, o.attr+" must be a JSON object.")
 		}
 		if *o.dst == nil {
 			*o.dst = m
@@ -476,7 +477,7 @@ func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string)
 		if json.Unmarshal(head.Unset, &u.Unset) != nil {
 			var m map[string]json.RawMessage
 			if json.Unmarshal(head.Unset, &m) != nil {
-				return nil, Invalid(prefix+"properties.$unset", "$unset must be a list of property names.")
+				return nil, httpx.Invalid(prefix+"properties.$unset", "$unset must be a list of property names.")
 			}
 			for k := range m {
 				u.Unset = append(u.Unset, k)
@@ -499,7 +500,7 @@ func personUpdate(name string, we *wireEvent, head *propertyHead, prefix string)
 			if name == "$identify" {
 				field = "properties.$anon_distinct_id"
 			}
-			return nil, Invalid(prefix+field, strings.Replace(err.Error(), "distinct_id", field, 1)+".")
+			return nil, httpx.Invalid(prefix+field, strings.Replace(err.Error(), "distinct_id", field, 1)+".")
 		}
 		u.Link = other
 	}

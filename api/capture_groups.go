@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 )
@@ -93,19 +94,19 @@ func (s *Server) captureGroups(ctx context.Context, project int64, p *payload) e
 func (s *Server) eventGroups(ctx context.Context, project int64, c *olap.Capture, identify bool, prefix string) error {
 	var props map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(c.Properties), &props); err != nil {
-		return Invalid(prefix+"properties", "properties must be a JSON object.")
+		return httpx.Invalid(prefix+"properties", "properties must be a JSON object.")
 	}
 	changed := false
 	if raw := props["$groups"]; isPresent(raw) {
 		attr := prefix + "properties.$groups"
 		pairs, err := orderedObject(raw)
 		if err != nil {
-			return Invalid(attr, "$groups must be an object of group type to group key, such as {\"company\": \"acme\"}.")
+			return httpx.Invalid(attr, "$groups must be an object of group type to group key, such as {\"company\": \"acme\"}.")
 		}
 		for _, kv := range pairs {
 			key, present, err := groupKeyValue(kv.value)
 			if err != nil {
-				return Invalid(attr, fmt.Sprintf("$groups[%q] %s.", truncate(kv.key, 64), err))
+				return httpx.Invalid(attr, fmt.Sprintf("$groups[%q] %s.", truncate(kv.key, 64), err))
 			}
 			if !present {
 				continue
@@ -131,7 +132,7 @@ func (s *Server) eventGroups(ctx context.Context, project int64, c *olap.Capture
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false) // keep the text as sent
 		if err := enc.Encode(props); err != nil {
-			return Invalid(prefix+"properties", "properties must be a JSON object.")
+			return httpx.Invalid(prefix+"properties", "properties must be a JSON object.")
 		}
 		c.Properties = strings.TrimSuffix(b.String(), "\n")
 	}
@@ -143,7 +144,7 @@ func (s *Server) groupIdentify(ctx context.Context, project int64, props map[str
 	typeAttr := prefix + "properties.$group_type"
 	name, ok := jsonString(props["$group_type"])
 	if !ok || name == "" {
-		return nil, Invalid(typeAttr, "A $groupidentify event needs $group_type, the group type's name.")
+		return nil, httpx.Invalid(typeAttr, "A $groupidentify event needs $group_type, the group type's name.")
 	}
 	keyAttr := prefix + "properties.$group_key"
 	key, present, err := groupKeyValue(props["$group_key"])
@@ -151,12 +152,12 @@ func (s *Server) groupIdentify(ctx context.Context, project int64, props map[str
 		err = errors.New("is required")
 	}
 	if err != nil {
-		return nil, Invalid(keyAttr, "$group_key "+err.Error()+".")
+		return nil, httpx.Invalid(keyAttr, "$group_key "+err.Error()+".")
 	}
 	var set map[string]json.RawMessage
 	if raw := props["$group_set"]; isPresent(raw) {
 		if raw[0] != '{' || json.Unmarshal(raw, &set) != nil {
-			return nil, Invalid(prefix+"properties.$group_set", "$group_set must be a JSON object of group properties.")
+			return nil, httpx.Invalid(prefix+"properties.$group_set", "$group_set must be a JSON object of group properties.")
 		}
 	}
 	idx, err := s.groupType(ctx, project, name, typeAttr)
@@ -170,15 +171,15 @@ func (s *Server) groupIdentify(ctx context.Context, project int64, props map[str
 func (s *Server) groupType(ctx context.Context, project int64, name, attr string) (int, error) {
 	switch {
 	case name == "":
-		return 0, Invalid(attr, "A group type must be a non-empty name.")
+		return 0, httpx.Invalid(attr, "A group type must be a non-empty name.")
 	case utf8.RuneCountInString(name) > maxGroupNameLength:
-		return 0, Invalid(attr, fmt.Sprintf("A group type must be at most %d characters.", maxGroupNameLength))
+		return 0, httpx.Invalid(attr, fmt.Sprintf("A group type must be at most %d characters.", maxGroupNameLength))
 	case strings.ContainsRune(name, 0):
-		return 0, Invalid(attr, "A group type must not contain a NUL character.")
+		return 0, httpx.Invalid(attr, "A group type must not contain a NUL character.")
 	}
 	idx, err := s.groupTypes.index(ctx, s.store, project, name)
 	if errors.Is(err, metadata.ErrGroupTypesFull) {
-		return 0, &Error{Kind: KindInvalid, Code: "too_many_group_types", Attr: attr,
+		return 0, &httpx.Error{Kind: httpx.KindInvalid, Code: "too_many_group_types", Attr: attr,
 			Detail: fmt.Sprintf("A project has at most %d group types; %q would be a sixth. Send events with the types the project has (groups_types/).",
 				metadata.MaxGroupTypes, truncate(name, 64))}
 	}

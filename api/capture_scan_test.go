@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/httpx"
 )
 
 // scanSeeds are bodies for the comparison of scanBatch with encoding/json:
@@ -67,7 +69,7 @@ func samePayload(t *testing.T, body string, a, b *payload, errA, errB error) {
 		t.Fatalf("%q: scan error %v, encoding/json error %v", body, errA, errB)
 	}
 	if errA != nil {
-		var ea, eb *Error
+		var ea, eb *httpx.Error
 		if !errors.As(errA, &ea) || !errors.As(errB, &eb) || ea.Code != eb.Code || ea.Attr != eb.Attr || ea.Detail != eb.Detail {
 			t.Fatalf("%q: scan error %v, encoding/json error %v", body, errA, errB)
 		}

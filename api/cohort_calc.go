@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -178,7 +179,7 @@ func distinctIDsFromCSV(r io.Reader) ([]string, error) {
 			if errors.As(err, &pe) {
 				line = pe.StartLine
 			}
-			return nil, Invalid("csv", fmt.Sprintf("Line %d of the csv cannot be read: %v", line, err))
+			return nil, httpx.Invalid("csv", fmt.Sprintf("Line %d of the csv cannot be read: %v", line, err))
 		}
 		line, _ := cr.FieldPos(0)
 		if first {
@@ -194,22 +195,22 @@ func distinctIDsFromCSV(r io.Reader) ([]string, error) {
 			}
 		}
 		if col >= len(rec) {
-			return nil, Invalid("csv", fmt.Sprintf("Line %d of the csv has no column %d.", line, col+1))
+			return nil, httpx.Invalid("csv", fmt.Sprintf("Line %d of the csv has no column %d.", line, col+1))
 		}
 		id := strings.TrimSpace(strings.TrimPrefix(rec[col], "\ufeff"))
 		if problem := checkDistinctID(id); problem != "" {
-			return nil, Invalid("csv", fmt.Sprintf("Line %d of the csv: %s", line, problem))
+			return nil, httpx.Invalid("csv", fmt.Sprintf("Line %d of the csv: %s", line, problem))
 		}
 		if !seen[id] {
 			seen[id] = true
 			out = append(out, id)
 		}
 		if len(out) > maxStaticPersons {
-			return nil, Invalid("csv", fmt.Sprintf("At most %d persons in a cohort.", maxStaticPersons))
+			return nil, httpx.Invalid("csv", fmt.Sprintf("At most %d persons in a cohort.", maxStaticPersons))
 		}
 	}
 	if len(out) == 0 {
-		return nil, Invalid("csv", "The csv lists no distinct ids.")
+		return nil, httpx.Invalid("csv", "The csv lists no distinct ids.")
 	}
 	return out, nil
 }
@@ -220,10 +221,10 @@ func distinctIDList(raw json.RawMessage) ([]string, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // a numeric distinct id is its JSON text, as capture keeps it
 	if err := dec.Decode(&items); err != nil {
-		return nil, Invalid("persons", "persons must be a list of distinct ids.")
+		return nil, httpx.Invalid("persons", "persons must be a list of distinct ids.")
 	}
 	if len(items) > maxStaticPersons {
-		return nil, Invalid("persons", fmt.Sprintf("At most %d persons in a cohort.", maxStaticPersons))
+		return nil, httpx.Invalid("persons", fmt.Sprintf("At most %d persons in a cohort.", maxStaticPersons))
 	}
 	out := make([]string, 0, len(items))
 	for i, it := range items {
@@ -239,7 +240,7 @@ func distinctIDList(raw json.RawMessage) ([]string, error) {
 			}
 		}
 		if problem := checkDistinctID(id); problem != "" {
-			return nil, Invalid("persons", fmt.Sprintf("persons[%d]: %s", i, problem))
+			return nil, httpx.Invalid("persons", fmt.Sprintf("persons[%d]: %s", i, problem))
 		}
 		out = append(out, id)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -31,30 +32,10 @@ func (s *Server) cohortRoutes(api *gin.RouterGroup) {
 	g.GET("/:id/activity", requireScope("activity_log:read"), s.cohortActivity)
 }
 
-func (s *Server) pathCohort(c *gin.Context) (*metadata.Project, *metadata.Cohort, bool) {
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return nil, nil, false
-	}
-	id, err := pathID(c, "id")
-	var co *metadata.Cohort
-	if err == nil {
-		co, err = s.store.GetCohort(c.Request.Context(), p.ID, id)
-	}
-	if err == nil && co.Deleted {
-		err = NotFound()
-	}
-	if err != nil {
-		writeError(c, err)
-		return nil, nil, false
-	}
-	return p, co, true
-}
-
 func (s *Server) listCohorts(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -63,20 +44,20 @@ func (s *Server) listCohorts(c *gin.Context) {
 	}
 	cs, total, err := s.store.ListCohorts(c.Request.Context(), p.ID, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]cohortJSON, len(cs))
 	for i := range cs {
 		out[i] = cohortObject(&cs[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 func (s *Server) createCohort(c *gin.Context) {
 	in, people, err := cohortBody(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -89,17 +70,17 @@ func (s *Server) createCohort(c *gin.Context) {
 	}
 	if !static {
 		if _, g := in.Values["groups"]; !g && in.Values["filters"] == nil {
-			writeError(c, Invalid("filters", "A dynamic cohort needs filters (or groups); a static one is_static with persons or a csv."))
+			httpx.WriteError(c, httpx.Invalid("filters", "A dynamic cohort needs filters (or groups); a static one is_static with persons or a csv."))
 			return
 		}
 	}
 	if err := s.checkCohort(c, p, in, nil); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	co, err := s.store.CreateCohort(c.Request.Context(), p, principal(c).User.ID, in, people)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.scheduleCohort(co.ID, p.ID)
@@ -107,7 +88,7 @@ func (s *Server) createCohort(c *gin.Context) {
 }
 
 func (s *Server) getCohort(c *gin.Context) {
-	if _, co, ok := s.pathCohort(c); ok {
+	if _, co, ok := inProject(s, c, byID(s.store.GetCohort)); ok {
 		c.JSON(http.StatusOK, cohortObject(co))
 	}
 }
@@ -116,14 +97,14 @@ func (s *Server) getCohort(c *gin.Context) {
 // persons (persons or a csv) to a static cohort; a new definition or new
 // persons start a recalculation.
 func (s *Server) updateCohort(c *gin.Context) {
-	id, err := pathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	in, people, err := cohortBody(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, before, ok := s.pathCohortAny(c, id)
@@ -131,11 +112,11 @@ func (s *Server) updateCohort(c *gin.Context) {
 		return
 	}
 	if v, sent := in.Values["is_static"]; sent && v != before.IsStatic {
-		writeError(c, Invalid("is_static", "A cohort cannot change between static and dynamic."))
+		httpx.WriteError(c, httpx.Invalid("is_static", "A cohort cannot change between static and dynamic."))
 		return
 	}
 	if len(people) > 0 && !before.IsStatic {
-		writeError(c, Invalid("persons", "Persons are listed in static cohorts only."))
+		httpx.WriteError(c, httpx.Invalid("persons", "Persons are listed in static cohorts only."))
 		return
 	}
 	// The definition is checked when it changes: a cohort naming one
@@ -143,13 +124,13 @@ func (s *Server) updateCohort(c *gin.Context) {
 	// definition sent back as it is or not at all.
 	if in.ChangesDefinition(before) {
 		if err := s.checkCohort(c, p, in, before); err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 	}
 	co, err := s.store.UpdateCohort(c.Request.Context(), p, principal(c).User.ID, id, in, people)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if co.PendingVersion > co.Version {
@@ -167,28 +148,28 @@ func (s *Server) pathCohortAny(c *gin.Context, id int64) (*metadata.Project, *me
 	}
 	co, err := s.store.GetCohort(c.Request.Context(), p.ID, id)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return nil, nil, false
 	}
 	return p, co, true
 }
 
 func (s *Server) deleteCohort(c *gin.Context) {
-	if _, _, ok := s.pathCohort(c); ok {
+	if _, _, ok := inProject(s, c, byID(s.store.GetCohort)); ok {
 		c.Header("Allow", "GET, PATCH, PUT")
-		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this cohort is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
 	}
 }
 
 func (s *Server) calculateCohortNow(c *gin.Context) {
-	p, co, ok := s.pathCohort(c)
+	p, co, ok := inProject(s, c, byID(s.store.GetCohort))
 	if !ok {
 		return
 	}
 	co, err := s.store.RequestCohortCalculation(c.Request.Context(), p.ID, co.ID)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.scheduleCohort(co.ID, p.ID)
@@ -196,19 +177,19 @@ func (s *Server) calculateCohortNow(c *gin.Context) {
 }
 
 func (s *Server) cohortActivity(c *gin.Context) {
-	if p, co, ok := s.pathCohort(c); ok {
+	if p, co, ok := inProject(s, c, byID(s.store.GetCohort)); ok {
 		s.renderActivity(c, p, "Cohort", strconv.FormatInt(co.ID, 10))
 	}
 }
 
 // cohortPersons lists a page of the cohort's members (as last computed).
 func (s *Server) cohortPersons(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	p, co, ok := s.pathCohort(c)
+	p, co, ok := inProject(s, c, byID(s.store.GetCohort))
 	if !ok {
 		return
 	}
@@ -216,19 +197,19 @@ func (s *Server) cohortPersons(c *gin.Context) {
 	stmt := querybuilder.CohortMembersPage(s.analysisEnv(p), cohortEnv(co), querybuilder.Page{Limit: limit, Offset: offset})
 	rows, err := s.engine.Query(olap.WithProject(ctx, p.ID), stmt)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	total := pageTotal(rows, 1)
+	total := httpx.PageTotal(rows, 1)
 	if len(rows.Data) == 0 && offset > 0 {
 		// Past the last page no row carries the total: read it from the first.
 		first, err := s.engine.Query(olap.WithProject(ctx, p.ID),
 			querybuilder.CohortMembersPage(s.analysisEnv(p), cohortEnv(co), querybuilder.Page{Limit: 1}))
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
-		total = pageTotal(first, 1)
+		total = httpx.PageTotal(first, 1)
 	}
 	var ids []string
 	for _, r := range rows.Data {
@@ -237,10 +218,10 @@ func (s *Server) cohortPersons(c *gin.Context) {
 	}
 	people, err := s.actorsOf(ctx, p, ids)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	paginated(c, total, limit, offset, people)
+	httpx.Paginated(c, total, limit, offset, people)
 }
 
 // checkCohort checks the definition a cohort will have, as its
@@ -268,7 +249,7 @@ func (s *Server) checkCohort(c *gin.Context, p *metadata.Project, in metadata.Co
 	}
 	if before != nil && env.Cohorts != nil {
 		if _, self := env.Cohorts[before.ID]; self {
-			return Invalid("filters", "A cohort cannot contain itself.")
+			return httpx.Invalid("filters", "A cohort cannot contain itself.")
 		}
 	}
 	return querybuilder.CheckCohort(env, co)
@@ -283,7 +264,7 @@ func cohortBody(c *gin.Context) (metadata.CohortInput, []string, error) {
 	if strings.HasPrefix(c.ContentType(), "multipart/form-data") {
 		form, err := c.MultipartForm()
 		if err != nil {
-			return metadata.CohortInput{}, nil, Invalid("csv", "The form could not be read: "+err.Error())
+			return metadata.CohortInput{}, nil, httpx.Invalid("csv", "The form could not be read: "+err.Error())
 		}
 		body = map[string]json.RawMessage{}
 		for k, vs := range form.Value {
@@ -301,7 +282,7 @@ func cohortBody(c *gin.Context) (metadata.CohortInput, []string, error) {
 		if files := form.File["csv"]; len(files) > 0 {
 			f, err := files[0].Open()
 			if err != nil {
-				return metadata.CohortInput{}, nil, Invalid("csv", "The csv file could not be read.")
+				return metadata.CohortInput{}, nil, httpx.Invalid("csv", "The csv file could not be read.")
 			}
 			defer f.Close()
 			ids, err := distinctIDsFromCSV(f)
@@ -317,7 +298,7 @@ func cohortBody(c *gin.Context) (metadata.CohortInput, []string, error) {
 			return metadata.CohortInput{}, nil, err
 		}
 	}
-	if raw, ok := body["persons"]; ok && !isJSONNull(raw) {
+	if raw, ok := body["persons"]; ok && !httpx.IsJSONNull(raw) {
 		ids, err := distinctIDList(raw)
 		if err != nil {
 			return metadata.CohortInput{}, nil, err

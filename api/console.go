@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/api/httpx"
 )
 
 // The web console: static files embedded in the binary, served at / and
@@ -122,7 +124,7 @@ func (s *Server) consoleRoutes(r *gin.Engine) {
 func (a consoleAssets) serve(c *gin.Context, name string) {
 	f := a[name]
 	if f == nil {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	h := c.Writer.Header()
@@ -155,7 +157,7 @@ func (a consoleAssets) serve(c *gin.Context, name string) {
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(f.gz))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.Status(http.StatusOK)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap/metrics"
 )
@@ -310,7 +311,7 @@ func (s *Server) noteRenderWrites(c *gin.Context) {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return
 	}
-	project, err := pathID(c, "project_id")
+	project, err := httpx.PathID(c, "project_id")
 	if err != nil {
 		project = 0
 	}

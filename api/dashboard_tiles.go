@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -151,8 +152,8 @@ func (s *Server) tileFailed(ctx context.Context, p *metadata.Project, err error,
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return // the request is gone: runTileJobs answers its error
 	}
-	e := toError(err)
-	if e.Kind == KindInternal {
+	e := httpx.ToError(err)
+	if e.Kind == httpx.KindInternal {
 		s.log.Error("dashboard tile failed", "project_id", p.ID, "insight_id", out.ID, "error", err)
 	}
 	b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
@@ -185,13 +186,13 @@ func dashboardParams(params querybuilder.Params, d *metadata.Dashboard) querybui
 		return params
 	}
 	out := maps.Clone(params)
-	if from, ok := f["date_from"]; ok && !isJSONNull(from) {
+	if from, ok := f["date_from"]; ok && !httpx.IsJSONNull(from) {
 		out["date_from"] = from
 		delete(out, "date_to")
-		if to, ok := f["date_to"]; ok && !isJSONNull(to) {
+		if to, ok := f["date_to"]; ok && !httpx.IsJSONNull(to) {
 			out["date_to"] = to
 		}
-	} else if to, ok := f["date_to"]; ok && !isJSONNull(to) {
+	} else if to, ok := f["date_to"]; ok && !httpx.IsJSONNull(to) {
 		out["date_to"] = to
 	}
 	if props, ok := f["properties"]; ok && !emptyDocument(props) {

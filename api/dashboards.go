@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -30,28 +31,6 @@ func (s *Server) dashboardRoutes(api *gin.RouterGroup) {
 	g.GET("/:id/activity", requireScope("activity_log:read"), s.dashboardActivity)
 }
 
-// pathDashboard loads the path's project and one of its dashboards; a
-// deleted one answers 404.
-func (s *Server) pathDashboard(c *gin.Context) (*metadata.Project, *metadata.Dashboard, bool) {
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return nil, nil, false
-	}
-	id, err := pathID(c, "id")
-	var d *metadata.Dashboard
-	if err == nil {
-		d, err = s.store.GetDashboard(c.Request.Context(), p.ID, id)
-	}
-	if err == nil && d.Deleted {
-		err = NotFound()
-	}
-	if err != nil {
-		writeError(c, err)
-		return nil, nil, false
-	}
-	return p, d, true
-}
-
 func (s *Server) listDashboards(c *gin.Context) {
 	p, limit, offset, search, ok := s.searchPage(c)
 	if !ok {
@@ -59,20 +38,20 @@ func (s *Server) listDashboards(c *gin.Context) {
 	}
 	ds, total, err := s.store.ListDashboards(c.Request.Context(), p.ID, search, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]dashboardBasicJSON, len(ds))
 	for i := range ds {
 		out[i] = dashboardBasic(&ds[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 func (s *Server) createDashboard(c *gin.Context) {
 	in, err := dashboardInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -80,12 +59,12 @@ func (s *Server) createDashboard(c *gin.Context) {
 		return
 	}
 	if err := s.checkDashboardFilters(c.Request.Context(), p, in); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	d, err := s.store.CreateDashboard(c.Request.Context(), p, principal(c).User.ID, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.renderDashboard(c, http.StatusCreated, p, d)
@@ -97,12 +76,12 @@ func (s *Server) createDashboard(c *gin.Context) {
 // answer when it is still the answer (dashboard_render.go).
 func (s *Server) getDashboard(c *gin.Context) {
 	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
-		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
+		httpx.WriteError(c, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
 		return
 	}
 	mode := insightRefreshMode(c.Query("refresh"))
-	project, perr := pathID(c, "project_id")
-	id, ierr := pathID(c, "id")
+	project, perr := httpx.PathID(c, "project_id")
+	id, ierr := httpx.PathID(c, "id")
 	if mode == refreshIfStale && perr == nil && ierr == nil {
 		if s.answerRendered(c, project, id) {
 			return
@@ -116,7 +95,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 			select {
 			case <-done:
 			case <-c.Request.Context().Done():
-				writeError(c, c.Request.Context().Err())
+				httpx.WriteError(c, c.Request.Context().Err())
 				return
 			}
 			if s.answerRendered(c, project, id) {
@@ -132,7 +111,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 		origin, stateErr = s.renderOrigin(c, project)
 	}
 	minute := time.Now().Truncate(clockPrecision)
-	p, d, ok := s.pathDashboard(c)
+	p, d, ok := inProject(s, c, byID(s.store.GetDashboard))
 	if !ok {
 		return
 	}
@@ -141,12 +120,12 @@ func (s *Server) getDashboard(c *gin.Context) {
 	}
 	tiles, jobs, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	body, err := json.Marshal(dashboardJSON{dashboardBasicJSON: dashboardBasic(d), Tiles: tiles})
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.Data(http.StatusOK, jsonContentType, body)
@@ -159,14 +138,14 @@ func (s *Server) getDashboard(c *gin.Context) {
 // deleted: true soft-deletes it (its tiles read as deleted, its insights
 // stay). The answer carries cached results only.
 func (s *Server) updateDashboard(c *gin.Context) {
-	id, err := pathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	in, err := dashboardInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -174,12 +153,12 @@ func (s *Server) updateDashboard(c *gin.Context) {
 		return
 	}
 	if err := s.checkDashboardFilters(c.Request.Context(), p, in); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	d, err := s.store.UpdateDashboard(c.Request.Context(), p, principal(c).User.ID, id, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.renderDashboard(c, http.StatusOK, p, d)
@@ -202,28 +181,28 @@ func (s *Server) checkDashboardFilters(ctx context.Context, p *metadata.Project,
 	var f struct {
 		Properties json.RawMessage `json:"properties"`
 	}
-	if json.Unmarshal(raw, &f) != nil || len(f.Properties) == 0 || isJSONNull(f.Properties) {
+	if json.Unmarshal(raw, &f) != nil || len(f.Properties) == 0 || httpx.IsJSONNull(f.Properties) {
 		return nil
 	}
 	trends, _ := querybuilder.ByName("trends")
 	_, err = s.prepare(ctx, p, trends, querybuilder.Params{"events": json.RawMessage(`[{"id": "$pageview"}]`), "properties": f.Properties})
 	if ves := querybuilder.ValidationErrors(err); len(ves) > 0 {
-		return Invalid("filters", "filters."+ves[0].Error())
+		return httpx.Invalid("filters", "filters."+ves[0].Error())
 	}
 	return err
 }
 
 // deleteDashboard refuses hard deletion, as for insights.
 func (s *Server) deleteDashboard(c *gin.Context) {
-	if _, _, ok := s.pathDashboard(c); ok {
+	if _, _, ok := inProject(s, c, byID(s.store.GetDashboard)); ok {
 		c.Header("Allow", "GET, PATCH, PUT")
-		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this dashboard is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
 	}
 }
 
 func (s *Server) dashboardActivity(c *gin.Context) {
-	if p, d, ok := s.pathDashboard(c); ok {
+	if p, d, ok := inProject(s, c, byID(s.store.GetDashboard)); ok {
 		s.renderActivity(c, p, "Dashboard", strconv.FormatInt(d.ID, 10))
 	}
 }
@@ -233,7 +212,7 @@ func (s *Server) dashboardActivity(c *gin.Context) {
 func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project, d *metadata.Dashboard) {
 	tiles, _, err := s.dashboardTiles(c.Request.Context(), p, d, refreshNever)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(status, dashboardJSON{dashboardBasicJSON: dashboardBasic(d), Tiles: tiles})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -49,27 +50,27 @@ func (s *Server) listEvents(c *gin.Context) {
 	}
 	env, err := s.entitiesEnv(c.Request.Context(), p, refs)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	q, err := querybuilder.ParseEventsList(params, env)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	f, err := olap.ReadFacts(c.Request.Context(), s.engine, s.cfg.Schema, p.ID, q.Needs())
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	stmt, err := querybuilder.BuildEventsList(q, f)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	events, more, err := s.readEvents(c.Request.Context(), p, stmt, q.Limit)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var next *string
@@ -81,7 +82,7 @@ func (s *Server) listEvents(c *gin.Context) {
 		} else {
 			set["before"], set["before_uuid"] = last.Timestamp.UTC().Format(cursorLayout), last.ID
 		}
-		u := linkWith(c, set)
+		u := httpx.LinkWith(c, set)
 		next = &u
 	}
 	c.JSON(http.StatusOK, gin.H{"next": next, "results": events})
@@ -90,7 +91,7 @@ func (s *Server) listEvents(c *gin.Context) {
 func (s *Server) getEvent(c *gin.Context) {
 	id, ok := querybuilder.CanonicalUUID(c.Param("id"))
 	if !ok {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -99,16 +100,16 @@ func (s *Server) getEvent(c *gin.Context) {
 	}
 	f, err := olap.ReadFacts(c.Request.Context(), s.engine, s.cfg.Schema, p.ID, querybuilder.Needs{PersonOverrides: true})
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	events, _, err := s.readEvents(c.Request.Context(), p, querybuilder.EventStatement(s.analysisEnv(p), id, f), 1)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if len(events) == 0 {
-		writeError(c, &Error{Kind: KindNotFound, Code: "not_found", Detail: fmt.Sprintf("No event exists with uuid %s.", id)})
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindNotFound, Code: "not_found", Detail: fmt.Sprintf("No event exists with uuid %s.", id)})
 		return
 	}
 	c.JSON(http.StatusOK, events[0])

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 )
 
@@ -35,12 +36,12 @@ func (s *Server) flagRoutes(r *gin.Engine) {
 func (s *Server) flags(c *gin.Context) {
 	token, err := flagsToken(c, s.cfg.BodyLimit)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	proj, err := s.tokenProject(c.Request.Context(), token)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var featureFlags any = map[string]any{}
@@ -81,7 +82,7 @@ func flagsToken(c *gin.Context, limit int64) (string, error) {
 			DollarToken json.RawMessage `json:"$token"`
 		}
 		if t[0] != '{' || json.Unmarshal(t, &holder) != nil {
-			return "", &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
+			return "", &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
 		}
 		if token := firstString(holder.Token, holder.APIKey, holder.DollarToken); token != "" {
 			return token, nil
@@ -117,10 +118,10 @@ func (s *Server) remoteProject(c *gin.Context) (string, map[string]any, bool) {
 	token := c.Param("token")
 	proj, err := s.tokenProject(c.Request.Context(), token)
 	if err != nil {
-		if e := toError(err); e.Kind == KindUnauthenticated {
-			err = NotFound()
+		if e := httpx.ToError(err); e.Kind == httpx.KindUnauthenticated {
+			err = httpx.NotFound()
 		}
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return "", nil, false
 	}
 	cfg := clientConfig(&proj)
@@ -144,12 +145,12 @@ func (s *Server) remoteConfigJS(c *gin.Context) {
 	// json.Marshal escapes <, > and &, so no value can close the script.
 	conf, err := json.Marshal(map[string]any{"config": cfg, "siteApps": []string{}})
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	key, err := json.Marshal(token)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	js := "(function() {\n  window._POSTHOG_REMOTE_CONFIG = window._POSTHOG_REMOTE_CONFIG || {};\n" +

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -16,7 +17,7 @@ import (
 func (s *Server) groupRoutes(api *gin.RouterGroup) {
 	read := requireScope("group:read")
 	api.GET("/projects/:project_id/groups_types", read, s.listGroupTypes)
-	g := api.Group("/projects/:project_id/groups", checkFormat)
+	g := api.Group("/projects/:project_id/groups", httpx.CheckFormat)
 	g.GET("", read, s.listGroups)
 	g.GET("/find", read, s.findGroup)
 }
@@ -49,7 +50,7 @@ func (s *Server) listGroupTypes(c *gin.Context) {
 	}
 	types, err := s.store.GroupTypes(c.Request.Context(), p.ID)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]groupTypeJSON, len(types))
@@ -71,12 +72,12 @@ func (s *Server) listGroups(c *gin.Context) {
 	}
 	idx, err := groupTypeIndexParam(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	q := querybuilder.GroupsQuery{Schema: s.cfg.Schema, ProjectID: p.ID, GroupTypeIndex: idx, Search: c.Query("search"),
@@ -92,10 +93,10 @@ func (s *Server) listGroups(c *gin.Context) {
 		_, total, err = s.readGroups(c, first)
 	}
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	renderPage(c, total, limit, offset, groups)
+	httpx.RenderPage(c, total, limit, offset, groups)
 }
 
 // findGroup answers the group of group_type_index and group_key, or 404.
@@ -106,21 +107,21 @@ func (s *Server) findGroup(c *gin.Context) {
 	}
 	idx, err := groupTypeIndexParam(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	key, given := c.GetQuery("group_key")
 	if !given {
-		writeError(c, Invalid("group_key", "group_key is required."))
+		httpx.WriteError(c, httpx.Invalid("group_key", "group_key is required."))
 		return
 	}
 	groups, _, err := s.readGroups(c, querybuilder.GroupsQuery{Schema: s.cfg.Schema, ProjectID: p.ID, GroupTypeIndex: idx, Key: &key, Limit: 1})
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if len(groups) == 0 {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	c.JSON(http.StatusOK, groups[0])
@@ -130,11 +131,11 @@ func (s *Server) findGroup(c *gin.Context) {
 func groupTypeIndexParam(c *gin.Context) (int, error) {
 	v, given := c.GetQuery("group_type_index")
 	if !given || v == "" {
-		return 0, Invalid("group_type_index", "group_type_index is required.")
+		return 0, httpx.Invalid("group_type_index", "group_type_index is required.")
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n >= 5 {
-		return 0, Invalid("group_type_index", "group_type_index must be a group type 0 to 4.")
+		return 0, httpx.Invalid("group_type_index", "group_type_index must be a group type 0 to 4.")
 	}
 	return n, nil
 }

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 )
@@ -19,7 +19,7 @@ import (
 func (s *Server) insightRoutes(api *gin.RouterGroup) {
 	// Project access is checked by each handler (another organization's
 	// project answers 404); format is checked before anything runs.
-	g := api.Group("/projects/:project_id/insights", checkFormat)
+	g := api.Group("/projects/:project_id/insights", httpx.CheckFormat)
 	read, write := requireScope("insight:read"), requireScope("insight:write")
 	g.GET("", read, s.listInsights)
 	g.POST("", write, s.createInsight)
@@ -43,61 +43,29 @@ func (s *Server) insightRoutes(api *gin.RouterGroup) {
 // it has written the error (404 for another organization's project) and
 // returns false.
 func (s *Server) pathInsightProject(c *gin.Context) (*metadata.Project, bool) {
-	id, err := pathID(c, "project_id")
+	id, err := httpx.PathID(c, "project_id")
 	var p *metadata.Project
 	if err == nil {
 		p, err = s.store.ProjectForUser(c.Request.Context(), principal(c).User.ID, id)
 	}
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return nil, false
 	}
 	return p, true
 }
 
-// pathInsight loads the path's project and its insight; a deleted insight
-// answers 404 like one that never existed.
-func (s *Server) pathInsight(c *gin.Context) (*metadata.Project, *metadata.Insight, bool) {
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return nil, nil, false
-	}
-	id, err := insightID(c)
-	var i *metadata.Insight
-	if err == nil {
-		i, err = s.store.GetInsight(c.Request.Context(), p.ID, id)
-	}
-	if err == nil && i.Deleted {
-		err = NotFound()
-	}
-	if err != nil {
-		writeError(c, err)
-		return nil, nil, false
-	}
-	return p, i, true
-}
-
-func insightID(c *gin.Context) (int64, error) { return pathID(c, "id") }
-
-// pathID reads a numeric id from the path; anything else names nothing
-// that exists: 404.
-func pathID(c *gin.Context, param string) (int64, error) {
-	id, err := strconv.ParseInt(c.Param(param), 10, 64)
-	if err != nil || id < 1 {
-		return 0, NotFound()
-	}
-	return id, nil
-}
+func insightID(c *gin.Context) (int64, error) { return httpx.PathID(c, "id") }
 
 func (s *Server) listInsights(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	f, err := insightListFilter(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -106,10 +74,10 @@ func (s *Server) listInsights(c *gin.Context) {
 	}
 	is, total, err := s.store.ListInsights(c.Request.Context(), p.ID, f, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	renderPage(c, total, limit, offset, insightObjects(is, p))
+	httpx.RenderPage(c, total, limit, offset, insightObjects(is, p))
 }
 
 // insightListFilter reads the list's filters from the query string.
@@ -117,7 +85,7 @@ func insightListFilter(c *gin.Context) (metadata.InsightFilter, error) {
 	var f metadata.InsightFilter
 	var err error
 	if v, ok := c.GetQuery("short_id"); ok {
-		if err = checkQueryText("short_id", v); err != nil {
+		if err = httpx.CheckQueryText("short_id", v); err != nil {
 			return f, err
 		}
 		f.ShortID = &v
@@ -125,53 +93,31 @@ func insightListFilter(c *gin.Context) (metadata.InsightFilter, error) {
 	if v, ok := c.GetQuery("created_by"); ok {
 		n, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil || n < 1 {
-			return f, Invalid("created_by", "created_by must be a user id (a positive integer).")
+			return f, httpx.Invalid("created_by", "created_by must be a user id (a positive integer).")
 		}
 		f.CreatedBy = &n
 	}
-	if f.Saved, err = queryBool(c, "saved"); err != nil {
+	if f.Saved, err = httpx.QueryBool(c, "saved"); err != nil {
 		return f, err
 	}
-	if f.Favorited, err = queryBool(c, "favorited"); err != nil {
+	if f.Favorited, err = httpx.QueryBool(c, "favorited"); err != nil {
 		return f, err
 	}
 	f.Search = c.Query("search")
-	if err = checkQueryText("search", f.Search); err != nil {
+	if err = httpx.CheckQueryText("search", f.Search); err != nil {
 		return f, err
 	}
 	f.Kind = c.Query("insight")
 	if f.Kind != "" && !slices.Contains(metadata.InsightKinds, strings.ToUpper(f.Kind)) {
-		return f, Invalid("insight", "insight must be one of "+strings.Join(metadata.InsightKinds, ", ")+".")
+		return f, httpx.Invalid("insight", "insight must be one of "+strings.Join(metadata.InsightKinds, ", ")+".")
 	}
 	return f, nil
-}
-
-// checkQueryText refuses query-string values PostgreSQL cannot compare
-// with text: invalid UTF-8 and NUL.
-func checkQueryText(name, v string) error {
-	if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-		return Invalid(name, name+" must be UTF-8 text without NUL characters.")
-	}
-	return nil
-}
-
-// queryBool reads an optional boolean query parameter (true/false, 1/0).
-func queryBool(c *gin.Context, name string) (*bool, error) {
-	v, ok := c.GetQuery(name)
-	if !ok {
-		return nil, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return nil, Invalid(name, name+" must be true or false.")
-	}
-	return &b, nil
 }
 
 func (s *Server) createInsight(c *gin.Context) {
 	in, err := insightInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -180,10 +126,10 @@ func (s *Server) createInsight(c *gin.Context) {
 	}
 	i, err := s.store.CreateInsight(c.Request.Context(), p, principal(c).User.ID, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	render(c, http.StatusCreated, insightObject(i, p))
+	httpx.Render(c, http.StatusCreated, insightObject(i, p))
 }
 
 // refreshModes are the values PostHog clients send as refresh: the legacy
@@ -194,44 +140,44 @@ func (s *Server) getInsight(c *gin.Context) {
 	// refresh asks for a recomputed result when the cached one is older
 	// than its refresh window (insightRefreshMode).
 	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
-		writeError(c, Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
+		httpx.WriteError(c, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
 		return
 	}
 	var fromDashboard int64
 	if v, ok := c.GetQuery("from_dashboard"); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 {
-			writeError(c, Invalid("from_dashboard", "from_dashboard must be a dashboard id (a positive integer)."))
+			httpx.WriteError(c, httpx.Invalid("from_dashboard", "from_dashboard must be a dashboard id (a positive integer)."))
 			return
 		}
 		fromDashboard = n
 	}
-	p, i, ok := s.pathInsight(c)
+	p, i, ok := inProject(s, c, byID(s.store.GetInsight))
 	if !ok {
 		return
 	}
 	d, err := s.contextDashboard(c, p, fromDashboard)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := insightObject(i, p)
 	if err := s.insightResult(c, p, i, d, insightRefreshMode(c.Query("refresh")), &out); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	render(c, http.StatusOK, out)
+	httpx.Render(c, http.StatusOK, out)
 }
 
 func (s *Server) updateInsight(c *gin.Context) {
 	in, err := insightInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	id, err := insightID(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -240,18 +186,18 @@ func (s *Server) updateInsight(c *gin.Context) {
 	}
 	i, err := s.store.UpdateInsight(c.Request.Context(), p, principal(c).User.ID, id, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	render(c, http.StatusOK, insightObject(i, p))
+	httpx.Render(c, http.StatusOK, insightObject(i, p))
 }
 
 // deleteInsight refuses hard deletion, as PostHog does, once the insight
 // is known to exist for the caller (others get 404 as everywhere).
 func (s *Server) deleteInsight(c *gin.Context) {
-	if _, _, ok := s.pathInsight(c); ok {
+	if _, _, ok := inProject(s, c, byID(s.store.GetInsight)); ok {
 		c.Header("Allow", "GET, PATCH")
-		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this insight is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
 	}
 }
@@ -259,7 +205,7 @@ func (s *Server) deleteInsight(c *gin.Context) {
 func (s *Server) insightViewed(c *gin.Context) {
 	id, err := insightID(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -268,10 +214,10 @@ func (s *Server) insightViewed(c *gin.Context) {
 	}
 	i, err := s.store.RecordInsightView(c.Request.Context(), p.ID, id, principal(c).User.ID)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	render(c, http.StatusOK, insightObject(i, p))
+	httpx.Render(c, http.StatusOK, insightObject(i, p))
 }
 
 // myLastViewedInsightsCount is the contract's "at most 5".
@@ -284,15 +230,15 @@ func (s *Server) myLastViewedInsights(c *gin.Context) {
 	}
 	is, err := s.store.LastViewedInsights(c.Request.Context(), p.ID, principal(c).User.ID, myLastViewedInsightsCount)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	// A plain list, not a page, as PostHog answers it.
-	render(c, http.StatusOK, insightObjects(is, p))
+	httpx.Render(c, http.StatusOK, insightObjects(is, p))
 }
 
 func (s *Server) insightActivity(c *gin.Context) {
-	if p, i, ok := s.pathInsight(c); ok {
+	if p, i, ok := inProject(s, c, byID(s.store.GetInsight)); ok {
 		s.renderInsightActivity(c, p, strconv.FormatInt(i.ID, 10))
 	}
 }
@@ -306,21 +252,21 @@ func (s *Server) projectInsightActivity(c *gin.Context) {
 // renderInsightActivity writes a page of the project's insight activity,
 // for one insight or ("") all of them.
 func (s *Server) renderInsightActivity(c *gin.Context, p *metadata.Project, itemID string) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	entries, total, err := s.store.ListActivity(c.Request.Context(), p.ID, "Insight", itemID, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]activityJSON, len(entries))
 	for k := range entries {
 		out[k] = activityEntry(&entries[k])
 	}
-	renderPage(c, total, limit, offset, out)
+	httpx.RenderPage(c, total, limit, offset, out)
 }
 
 // sharingJSON is an insight's sharing configuration.
@@ -331,32 +277,32 @@ type sharingJSON struct {
 }
 
 func (s *Server) getInsightSharing(c *gin.Context) {
-	_, i, ok := s.pathInsight(c)
+	_, i, ok := inProject(s, c, byID(s.store.GetInsight))
 	if !ok {
 		return
 	}
 	sh, err := s.store.InsightSharing(c.Request.Context(), i.ID)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	render(c, http.StatusOK, sharingJSON{CreatedAt: sh.CreatedAt, Enabled: sh.Enabled, AccessToken: sh.AccessToken})
+	httpx.Render(c, http.StatusOK, sharingJSON{CreatedAt: sh.CreatedAt, Enabled: sh.Enabled, AccessToken: sh.AccessToken})
 }
 
 func (s *Server) updateInsightSharing(c *gin.Context) {
 	body, err := jsonObject(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var enabled *bool
 	if raw, ok := body["enabled"]; ok {
 		if err := json.Unmarshal(raw, &enabled); err != nil || enabled == nil {
-			writeError(c, Invalid("enabled", "enabled must be true or false."))
+			httpx.WriteError(c, httpx.Invalid("enabled", "enabled must be true or false."))
 			return
 		}
 	}
-	p, i, ok := s.pathInsight(c)
+	p, i, ok := inProject(s, c, byID(s.store.GetInsight))
 	if !ok {
 		return
 	}
@@ -367,10 +313,10 @@ func (s *Server) updateInsightSharing(c *gin.Context) {
 		sh, err = s.store.SetInsightSharing(c.Request.Context(), p, principal(c).User.ID, i, *enabled)
 	}
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	render(c, http.StatusOK, sharingJSON{CreatedAt: sh.CreatedAt, Enabled: sh.Enabled, AccessToken: sh.AccessToken})
+	httpx.Render(c, http.StatusOK, sharingJSON{CreatedAt: sh.CreatedAt, Enabled: sh.Enabled, AccessToken: sh.AccessToken})
 }
 
 // projectQueryID is the ClickHouse query id an analysis of the project
@@ -389,17 +335,17 @@ const clientQueryIDMax = 43
 func (s *Server) cancelInsightQuery(c *gin.Context) {
 	body, err := jsonObject(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var id string
 	raw, ok := body["client_query_id"]
-	if !ok || isJSONNull(raw) {
-		writeError(c, Invalid("client_query_id", "client_query_id is required."))
+	if !ok || httpx.IsJSONNull(raw) {
+		httpx.WriteError(c, httpx.Invalid("client_query_id", "client_query_id is required."))
 		return
 	}
 	if json.Unmarshal(raw, &id) != nil || len(id) > clientQueryIDMax || !olap.ValidQueryID(id) {
-		writeError(c, Invalid("client_query_id", fmt.Sprintf(
+		httpx.WriteError(c, httpx.Invalid("client_query_id", fmt.Sprintf(
 			"client_query_id must be 1 to %d characters of letters, digits, _ and -.", clientQueryIDMax)))
 		return
 	}
@@ -409,14 +355,12 @@ func (s *Server) cancelInsightQuery(c *gin.Context) {
 	}
 	cancelled, err := s.engine.Cancel(c.Request.Context(), projectQueryID(p.ID, id))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	// 201 either way: the client wants the query gone, and it is.
-	render(c, http.StatusCreated, gin.H{"client_query_id": id, "cancelled": cancelled})
+	httpx.Render(c, http.StatusCreated, gin.H{"client_query_id": id, "cancelled": cancelled})
 }
-
-func isJSONNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
 
 // insightInput reads a JSON object body into checked insight fields.
 func insightInput(c *gin.Context) (metadata.InsightInput, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -76,7 +77,7 @@ func (s *Server) savedAnalysis(ctx context.Context, p *metadata.Project, i *meta
 // the engine's facts are known, the insight's problem (its query_status),
 // not the request's.
 func invalidFilters(err error, out *insightJSON) error {
-	if e := toError(err); e.Kind == KindInvalid {
+	if e := httpx.ToError(err); e.Kind == httpx.KindInvalid {
 		b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
 		out.QueryStatus = b
 		return nil

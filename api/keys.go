@@ -6,6 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api/httpx"
 )
 
 // keyJSON is a personal API key without its secret.
@@ -25,7 +27,7 @@ type keyJSON struct {
 func (s *Server) currentKey(c *gin.Context) {
 	k, err := s.store.Key(c.Request.Context(), principal(c).KeyID)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := keyJSON{ID: k.ID, Label: k.Label, MaskValue: k.MaskValue, CreatedAt: k.CreatedAt, UserID: k.UserID,

@@ -7,6 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/goccy/go-yaml"
+
+	"github.com/insightd/insightd/api/httpx"
 )
 
 // openAPIYAML is the API's contract, written by hand before the handlers
@@ -29,11 +31,11 @@ func (s *Server) openAPISchema(c *gin.Context) {
 	case "json":
 		b, err := openAPIJSON()
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 	default:
-		writeError(c, Invalid("format", "format must be yaml or json."))
+		httpx.WriteError(c, httpx.Invalid("format", "format must be yaml or json."))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 )
 
@@ -21,28 +22,28 @@ func (s *Server) organizationRoutes(api *gin.RouterGroup) {
 }
 
 func (s *Server) listOrganizations(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p := principal(c)
 	orgs, total, err := s.store.ListOrganizations(c.Request.Context(), p.User.ID, p.KeyScope, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]organizationJSON, len(orgs))
 	for i := range orgs {
 		out[i] = organizationObject(&orgs[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 func (s *Server) getOrganization(c *gin.Context) {
 	o, err := s.pathOrganization(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, organizationObject(o))

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -21,7 +22,7 @@ import (
 // property, and the actors behind the numbers of every kind of the
 // registry that counts actors (persons/<kind>/).
 func (s *Server) personsRoutes(api *gin.RouterGroup) {
-	g := api.Group("/projects/:project_id/persons", checkFormat)
+	g := api.Group("/projects/:project_id/persons", httpx.CheckFormat)
 	read := requireScope("person:read")
 	g.GET("", read, s.listPersons)
 	g.GET("/values", read, s.personValues)
@@ -118,12 +119,12 @@ func (s *Server) listPersons(c *gin.Context) {
 	// The cohorts the conditions name (and the test-account filters').
 	env, err := s.entitiesEnv(c.Request.Context(), p, params)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	q, err := querybuilder.ParsePersons(params, env)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	persons, total, err := s.readPersons(c.Request.Context(), p, q.Build())
@@ -134,16 +135,16 @@ func (s *Server) listPersons(c *gin.Context) {
 		_, total, err = s.readPersons(c.Request.Context(), p, first.Build())
 	}
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
-	renderPage(c, total, q.Limit, q.Offset, persons)
+	httpx.RenderPage(c, total, q.Limit, q.Offset, persons)
 }
 
 func (s *Server) getPerson(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -152,14 +153,14 @@ func (s *Server) getPerson(c *gin.Context) {
 	}
 	persons, _, err := s.readPersons(c.Request.Context(), p, querybuilder.PersonsByID(s.analysisEnv(p), []string{id.String()}))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if len(persons) == 0 {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
-	render(c, http.StatusOK, persons[0])
+	httpx.Render(c, http.StatusOK, persons[0])
 }
 
 func (s *Server) personValues(c *gin.Context) { s.propertyValues(c, "person") }
@@ -174,12 +175,12 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 	}
 	stmt, err := querybuilder.PropertyValuesStatement(s.analysisEnv(p), typ, c.Query("key"), c.Query("event"))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	rows, err := s.userQuery(c.Request.Context(), p.ID, stmt)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	type value struct {
@@ -192,7 +193,7 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 		n, _ := r[1].(uint64)
 		out = append(out, value{Name: name, Count: int(n)})
 	}
-	render(c, http.StatusOK, out)
+	httpx.Render(c, http.StatusOK, out)
 }
 
 // updatePerson sets properties of a person ($set semantics: the keys
@@ -201,7 +202,7 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 func (s *Server) updatePerson(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -210,17 +211,17 @@ func (s *Server) updatePerson(c *gin.Context) {
 	}
 	body, err := jsonObject(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var props map[string]json.RawMessage
 	if raw, ok := body["properties"]; !ok || json.Unmarshal(raw, &props) != nil || props == nil {
-		writeError(c, Invalid("properties", "properties must be an object of the properties to set."))
+		httpx.WriteError(c, httpx.Invalid("properties", "properties must be an object of the properties to set."))
 		return
 	}
 	for k := range props {
 		if k == "" || len(k) > 400 || !utf8.ValidString(k) || strings.ContainsRune(k, 0) {
-			writeError(c, Invalid("properties", "Property names must be 1 to 400 characters of text."))
+			httpx.WriteError(c, httpx.Invalid("properties", "Property names must be 1 to 400 characters of text."))
 			return
 		}
 	}
@@ -228,11 +229,11 @@ func (s *Server) updatePerson(c *gin.Context) {
 	env := s.analysisEnv(p)
 	persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if len(persons) == 0 || len(persons[0].DistinctIDs) == 0 {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	set, _ := json.Marshal(map[string]any{"$set": props})
@@ -240,20 +241,20 @@ func (s *Server) updatePerson(c *gin.Context) {
 		DistinctID: persons[0].DistinctIDs[0], Timestamp: time.Now().UTC(), Properties: string(set), CreatedAt: time.Now().UTC()},
 		Person: &olap.PersonUpdate{Set: props}}
 	if res := s.writer.Write(ctx, []olap.Capture{ev}); res.Err != nil {
-		writeError(c, &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Detail: "The update could not be stored; try again.", Err: res.Err})
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindUnavailable, Code: "ingestion_unavailable", Detail: "The update could not be stored; try again.", Err: res.Err})
 		return
 	}
 	s.ingest.note(p.ID)
 	persons, _, err = s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if len(persons) == 0 { // deleted since it was read above
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
-	render(c, http.StatusOK, persons[0])
+	httpx.Render(c, http.StatusOK, persons[0])
 }
 
 // deletePerson deletes a person, as PostHog's DELETE persons/:id/: the
@@ -269,7 +270,7 @@ func (s *Server) updatePerson(c *gin.Context) {
 func (s *Server) deletePerson(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	p, ok := s.pathInsightProject(c)
@@ -279,7 +280,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 	withEvents := false
 	if v := c.Query("delete_events"); v != "" {
 		if withEvents, err = strconv.ParseBool(v); err != nil {
-			writeError(c, Invalid("delete_events", "delete_events must be true or false."))
+			httpx.WriteError(c, httpx.Invalid("delete_events", "delete_events must be true or false."))
 			return
 		}
 	}
@@ -287,16 +288,16 @@ func (s *Server) deletePerson(c *gin.Context) {
 	env := s.analysisEnv(p)
 	state, err := s.engine.Query(ctx, querybuilder.PersonStateStatement(env, id.String()))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if len(state.Data) == 0 || (state.Data[0][0] != "live" && !withEvents) {
-		writeError(c, NotFound())
+		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
 	rows, err := s.userQuery(ctx, p.ID, querybuilder.PersonMergedStatement(env, id.String()))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var merged []string
@@ -314,7 +315,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 	}, events)
 	s.ingest.note(p.ID)
 	if err != nil {
-		writeError(c, &Error{Kind: KindUnavailable, Code: "ingestion_unavailable", Detail: "The person could not be deleted; try again.", Err: err})
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindUnavailable, Code: "ingestion_unavailable", Detail: "The person could not be deleted; try again.", Err: err})
 		return
 	}
 	c.Status(http.StatusNoContent)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -126,7 +127,7 @@ func TestValidationErrorsOfEveryKindAre400s(t *testing.T) {
 	}
 	t.Run("a validation error of the query builder maps to a 400 wherever it comes from", func(t *testing.T) {
 		err := fmt.Errorf("built: %w", &querybuilder.ValidationError{Attr: "interval", Detail: "too many buckets"})
-		if e := toError(err); e.Kind.status() != 400 || e.Attr != "interval" || e.Detail != "too many buckets" {
+		if e := httpx.ToError(err); e.Kind.Status() != 400 || e.Attr != "interval" || e.Detail != "too many buckets" {
 			t.Fatalf("%+v", e)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -53,15 +54,15 @@ func organization(c *gin.Context) string {
 func projectID(c *gin.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id < 1 {
-		return 0, NotFound()
+		return 0, httpx.NotFound()
 	}
 	return id, nil
 }
 
 func (s *Server) listProjects(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.renderProjects(c, organization(c), limit, offset)
@@ -70,16 +71,16 @@ func (s *Server) listProjects(c *gin.Context) {
 // listCurrentProjects lists the projects of the key's current
 // organization: the oldest one it may touch.
 func (s *Server) listCurrentProjects(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	org := "@current"
 	if p := principal(c); p.Limited() {
 		m, err := s.store.ResolveOrganization(c.Request.Context(), p.User.ID, p.KeyScope, org)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		org = m.OrganizationID.String()
@@ -93,25 +94,25 @@ func (s *Server) renderProjects(c *gin.Context, org string, limit, offset int) {
 	p := principal(c)
 	ps, total, err := s.store.ListProjects(c.Request.Context(), p.User.ID, org, p.Teams, limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]projectSummaryJSON, len(ps))
 	for i := range ps {
 		out[i] = projectSummary(&ps[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 func (s *Server) createProject(c *gin.Context) {
 	in, err := projectInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, err := s.store.CreateProject(c.Request.Context(), principal(c).User.ID, organization(c), in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if p.IsDemo {
@@ -120,7 +121,7 @@ func (s *Server) createProject(c *gin.Context) {
 		cfg := DemoSize
 		cfg.Team, cfg.Progress = p.ID, s.demoProgress
 		if err := s.store.SetGeneratingDemoData(c.Request.Context(), p.ID, true); err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		p.GeneratingDemoData = true
@@ -145,7 +146,7 @@ func (s *Server) pathProject(c *gin.Context) (*metadata.Project, bool) {
 			return p, true
 		}
 	}
-	writeError(c, err)
+	httpx.WriteError(c, err)
 	return nil, false
 }
 
@@ -172,7 +173,7 @@ func (s *Server) replaceProject(c *gin.Context) { s.writeProject(c, true) }
 func (s *Server) writeProject(c *gin.Context, full bool) {
 	id, err := projectID(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.updateProjectIn(c, organization(c), id, full)
@@ -195,16 +196,16 @@ func (s *Server) writeProjectByID(c *gin.Context, full bool) {
 func (s *Server) updateProjectIn(c *gin.Context, org string, id int64, full bool) {
 	in, err := projectInput(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if _, ok := in.Values["name"]; full && !ok {
-		writeError(c, Invalid("name", "This field is required (PUT replaces the project: send every field a create needs)."))
+		httpx.WriteError(c, httpx.Invalid("name", "This field is required (PUT replaces the project: send every field a create needs)."))
 		return
 	}
 	p, err := s.store.UpdateProject(c.Request.Context(), principal(c).User.ID, org, id, in)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, projectFull(p))
@@ -213,11 +214,11 @@ func (s *Server) updateProjectIn(c *gin.Context, org string, id int64, full bool
 func (s *Server) deleteProject(c *gin.Context) {
 	id, err := projectID(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if err := s.store.DeleteProject(c.Request.Context(), principal(c).User.ID, organization(c), id); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.background(func(ctx context.Context) { s.deleteProjectData(ctx, id) })
@@ -248,12 +249,12 @@ func (s *Server) deleteProjectData(ctx context.Context, id int64) {
 func (s *Server) resetProjectToken(c *gin.Context) {
 	id, err := projectID(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, err := s.store.ResetProjectToken(c.Request.Context(), principal(c).User.ID, organization(c), id)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, projectFull(p))
@@ -270,9 +271,9 @@ func (s *Server) isGeneratingDemoData(c *gin.Context) {
 }
 
 func (s *Server) projectActivity(c *gin.Context) {
-	limit, offset, err := page(c)
+	limit, offset, err := httpx.Page(c)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	p, ok := s.pathProject(c)
@@ -281,14 +282,14 @@ func (s *Server) projectActivity(c *gin.Context) {
 	}
 	entries, total, err := s.store.ListActivity(c.Request.Context(), p.ID, "Project", strconv.FormatInt(p.ID, 10), limit, offset)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := make([]activityJSON, len(entries))
 	for i := range entries {
 		out[i] = activityEntry(&entries[i])
 	}
-	paginated(c, total, limit, offset, out)
+	httpx.Paginated(c, total, limit, offset, out)
 }
 
 // projectInput reads a JSON object body into checked project fields.
@@ -312,7 +313,7 @@ func jsonObject(c *gin.Context) (map[string]json.RawMessage, error) {
 		return body, nil
 	}
 	if err := json.Unmarshal(b, &body); err != nil || body == nil {
-		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
+		return nil, &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
 	}
 	return body, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/chdb"
@@ -67,20 +68,20 @@ func (s *Server) query(c *gin.Context) {
 	}
 	b, err := io.ReadAll(c.Request.Body)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	var body queryBody
 	if json.Unmarshal(b, &body) != nil {
-		writeError(c, Invalid("body", "The body must be a JSON object holding query."))
+		httpx.WriteError(c, httpx.Invalid("body", "The body must be a JSON object holding query."))
 		return
 	}
-	if isJSONNull(body.Query) || len(body.Query) == 0 {
-		writeError(c, Invalid("query", "query is required: a query node such as {\"kind\": \"HogQLQuery\", \"query\": \"SELECT ...\"}."))
+	if httpx.IsJSONNull(body.Query) || len(body.Query) == 0 {
+		httpx.WriteError(c, httpx.Invalid("query", "query is required: a query node such as {\"kind\": \"HogQLQuery\", \"query\": \"SELECT ...\"}."))
 		return
 	}
 	if _, err := queryRefreshMode(body.Refresh); err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	kind := querybuilder.NodeKind(body.Query)
@@ -92,7 +93,7 @@ func (s *Server) query(c *gin.Context) {
 		// it, as it stops an insight node's.
 		queryID, err := analysisQueryID(c, p.ID, clientQueryParams(body))
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		if kind == "HogQLQuery" {
@@ -101,7 +102,7 @@ func (s *Server) query(c *gin.Context) {
 			s.eventsQuery(c, p, body.Query, queryID)
 		}
 	default:
-		writeError(c, Invalid("query.kind", fmt.Sprintf("query.kind %q is not supported; use HogQLQuery, EventsQuery, InsightVizNode, "+
+		httpx.WriteError(c, httpx.Invalid("query.kind", fmt.Sprintf("query.kind %q is not supported; use HogQLQuery, EventsQuery, InsightVizNode, "+
 			"TrendsQuery, FunnelsQuery, RetentionQuery, PathsQuery, StickinessQuery or LifecycleQuery.", kind)))
 	}
 }
@@ -109,7 +110,7 @@ func (s *Server) query(c *gin.Context) {
 // clientQueryParams holds the body's client_query_id, as analysisQueryID
 // reads it.
 func clientQueryParams(body queryBody) querybuilder.Params {
-	if isJSONNull(body.ClientQueryID) || len(body.ClientQueryID) == 0 {
+	if httpx.IsJSONNull(body.ClientQueryID) || len(body.ClientQueryID) == 0 {
 		return querybuilder.Params{}
 	}
 	return querybuilder.Params{"client_query_id": body.ClientQueryID}
@@ -119,30 +120,30 @@ func clientQueryParams(body queryBody) querybuilder.Params {
 func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBody) {
 	node, err := querybuilder.TranslateNode(body.Query, "query")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	kind, ok := querybuilder.ForSavedInsight(node.Params)
 	if !ok {
-		writeError(c, Invalid("query", "query is not an analysis insightd computes."))
+		httpx.WriteError(c, httpx.Invalid("query", "query is not an analysis insightd computes."))
 		return
 	}
 	queryID, err := analysisQueryID(c, p.ID, clientQueryParams(body))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	a, err := s.prepare(c.Request.Context(), p, kind, node.Params)
 	if err != nil {
 		// Problems name the node's fields the client sent, not the
 		// legacy parameters they became.
-		writeError(c, querybuilder.NodeErrors(node, err))
+		httpx.WriteError(c, querybuilder.NodeErrors(node, err))
 		return
 	}
 	mode, _ := queryRefreshMode(body.Refresh) // checked by query
 	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.compute(a, queryID))
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	env := queryEnvelope{Results: json.RawMessage("null"), Timezone: a.q.Base().Location().String(), CacheKey: a.pol.key}
@@ -168,21 +169,21 @@ func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMes
 		Placeholders json.RawMessage `json:"placeholders"`
 	}
 	if json.Unmarshal(raw, &n) != nil || n.Query == "" {
-		writeError(c, Invalid("query.query", "query.query must be the HogQL text of a SELECT."))
+		httpx.WriteError(c, httpx.Invalid("query.query", "query.query must be the HogQL text of a SELECT."))
 		return
 	}
-	if !isJSONNull(n.Placeholders) && len(n.Placeholders) > 0 && string(n.Placeholders) != "{}" {
-		writeError(c, Invalid("query.placeholders", "query.placeholders (expressions) are not supported; bind values with query.values."))
+	if !httpx.IsJSONNull(n.Placeholders) && len(n.Placeholders) > 0 && string(n.Placeholders) != "{}" {
+		httpx.WriteError(c, httpx.Invalid("query.placeholders", "query.placeholders (expressions) are not supported; bind values with query.values."))
 		return
 	}
 	values, err := querybuilder.HogQLValues(n.Values, "query.values")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	st, err := querybuilder.BuildHogQL(n.Query, values, s.analysisEnv(p), "query.query")
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.runHogQL(c, p, st, nil, n.Query, "query.query", queryID)
@@ -201,12 +202,12 @@ func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 	}
 	env, err := s.entitiesEnv(c.Request.Context(), p, params)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	st, err := querybuilder.BuildEventsQuery(raw, "query", env)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	s.runHogQL(c, p, st.HogQLStatement, st.Star, "", eventsQueryAttr(raw), queryID)
@@ -218,7 +219,7 @@ func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr, queryID string) {
 	rows, err := s.userQueryAs(c.Request.Context(), p.ID, queryID, st.Statement)
 	if err != nil {
-		writeError(c, statementError(err, attr))
+		httpx.WriteError(c, statementError(err, attr))
 		return
 	}
 	types := make([]string, len(rows.Columns))
@@ -335,7 +336,7 @@ func statementError(err error, attr string) error {
 	if !ok || !statementCodes[code] {
 		return err
 	}
-	return &Error{Kind: KindInvalid, Code: "invalid_input", Attr: attr, Err: err, Detail: engineMessage(err)}
+	return &httpx.Error{Kind: httpx.KindInvalid, Code: "invalid_input", Attr: attr, Err: err, Detail: engineMessage(err)}
 }
 
 // engineMessage is an engine error's message for the user: without the

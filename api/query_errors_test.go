@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -74,20 +75,20 @@ func TestStatementErrorKeepsOtherErrorsTheServers(t *testing.T) {
 	env := newFunnelEnv(t)
 	for _, tc := range []struct {
 		sql  string
-		kind Kind
+		kind httpx.Kind
 	}{
-		{"SELECT nosuch_column FROM system.one", KindInvalid},
-		{"SELECT FROM WHERE", KindInternal},
+		{"SELECT nosuch_column FROM system.one", httpx.KindInvalid},
+		{"SELECT FROM WHERE", httpx.KindInternal},
 	} {
 		_, err := env.s.userQuery(t.Context(), 1, querybuilder.Statement{SQL: tc.sql})
 		if err == nil {
 			t.Fatalf("%s ran", tc.sql)
 		}
-		if e := toError(statementError(err, "query.query")); e.Kind != tc.kind {
+		if e := httpx.ToError(statementError(err, "query.query")); e.Kind != tc.kind {
 			t.Errorf("%s: kind %v, want %v (%v)", tc.sql, e.Kind, tc.kind, err)
 		}
 	}
-	if e := toError(statementError(fmt.Errorf("plain"), "query.query")); e.Kind != KindInternal {
+	if e := httpx.ToError(statementError(fmt.Errorf("plain"), "query.query")); e.Kind != httpx.KindInternal {
 		t.Errorf("an error without a code: %v", e.Kind)
 	}
 }

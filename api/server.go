@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/metrics"
@@ -144,7 +145,7 @@ func (s *Server) waitBackground(ctx context.Context) {
 }
 
 // Handler is the whole HTTP interface.
-func (s *Server) Handler() http.Handler { return stripTrailingSlash(s.router()) }
+func (s *Server) Handler() http.Handler { return httpx.StripTrailingSlash(s.router()) }
 
 // router registers every route; the OpenAPI document's test walks them.
 func (s *Server) router() *gin.Engine {
@@ -157,10 +158,10 @@ func (s *Server) router() *gin.Engine {
 	if s.cfg.Metrics != nil {
 		r.Use(s.observeRequests)
 	}
-	r.Use(requestID(), logRequests(s.log), recoverPanics(s.log), captureSideCORS, limitBody(s.cfg.BodyLimit))
-	r.NoRoute(func(c *gin.Context) { writeError(c, NotFound()) })
+	r.Use(httpx.RequestID(), httpx.LogRequests(s.log), httpx.RecoverPanics(s.log), captureSideCORS, httpx.LimitBody(s.cfg.BodyLimit))
+	r.NoRoute(func(c *gin.Context) { httpx.WriteError(c, httpx.NotFound()) })
 	r.NoMethod(func(c *gin.Context) {
-		writeError(c, &Error{Kind: KindMethodNotAllowed, Code: "method_not_allowed",
+		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: fmt.Sprintf("Method %q not allowed.", c.Request.Method)})
 	})
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata/metadatatest"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/olaptest"
@@ -47,7 +48,7 @@ func newServer(t *testing.T, log *slog.Logger) *Server {
 		r.POST("/test/body", func(c *gin.Context) {
 			b, err := io.ReadAll(c.Request.Body)
 			if err != nil {
-				writeError(c, err)
+				httpx.WriteError(c, err)
 				return
 			}
 			c.JSON(http.StatusOK, gin.H{"bytes": len(b)})

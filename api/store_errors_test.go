@@ -11,6 +11,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/chdb"
 )
@@ -39,9 +40,9 @@ func TestStoreOutagesMapToTheirStatusesWithoutWrapping(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is "+fmt.Sprint(c.status), func(t *testing.T) {
-			e := toError(c.err)
-			if e.Kind.status() != c.status || e.Code != c.code {
-				t.Fatalf("%d %s, want %d %s", e.Kind.status(), e.Code, c.status, c.code)
+			e := httpx.ToError(c.err)
+			if e.Kind.Status() != c.status || e.Code != c.code {
+				t.Fatalf("%d %s, want %d %s", e.Kind.Status(), e.Code, c.status, c.code)
 			}
 		})
 	}

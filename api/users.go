@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 )
 
@@ -50,9 +51,9 @@ type teamBasicJSON struct {
 func (s *Server) me(c *gin.Context) {
 	ctx := c.Request.Context()
 	p := principal(c)
-	orgs, _, err := s.store.ListOrganizations(ctx, p.User.ID, p.KeyScope, maxLimit, 0)
+	orgs, _, err := s.store.ListOrganizations(ctx, p.User.ID, p.KeyScope, httpx.MaxLimit, 0)
 	if err != nil {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	out := meJSON{userJSON: *userObject(&p.User), DateJoined: p.User.DateJoined,
@@ -65,13 +66,13 @@ func (s *Server) me(c *gin.Context) {
 	// key may touch; its first project is the current one.
 	m, err := s.store.ResolveOrganization(ctx, p.User.ID, p.KeyScope, "@current")
 	if err != nil && !errors.Is(err, metadata.ErrNotFound) {
-		writeError(c, err)
+		httpx.WriteError(c, err)
 		return
 	}
 	if err == nil {
 		o, err := s.store.GetOrganization(ctx, p.User.ID, p.KeyScope, m.OrganizationID)
 		if err != nil {
-			writeError(c, err)
+			httpx.WriteError(c, err)
 			return
 		}
 		org := organizationObject(o)

@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"bytes"
@@ -9,44 +9,44 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
-// checkFormat accepts the format query parameter every insight endpoint
+// CheckFormat accepts the format query parameter every insight endpoint
 // takes (json, the default, or csv) before the handler does any work.
-func checkFormat(c *gin.Context) {
+func CheckFormat(c *gin.Context) {
 	switch c.Query("format") {
 	case "", "json", "csv":
 		c.Next()
 	default:
-		writeError(c, Invalid("format", "format must be json or csv."))
+		WriteError(c, Invalid("format", "format must be json or csv."))
 	}
 }
 
-func wantsCSV(c *gin.Context) bool { return c.Query("format") == "csv" }
+func WantsCSV(c *gin.Context) bool { return c.Query("format") == "csv" }
 
-// render writes v as JSON, or with format=csv as a table: a list as one
+// Render writes v as JSON, or with format=csv as a table: a list as one
 // row per element, anything else as one row.
-func render(c *gin.Context, status int, v any) {
-	if !wantsCSV(c) {
+func Render(c *gin.Context, status int, v any) {
+	if !WantsCSV(c) {
 		c.JSON(status, v)
 		return
 	}
 	header, rows, err := recordsTable(v)
 	if err != nil {
-		writeError(c, err)
+		WriteError(c, err)
 		return
 	}
-	writeCSV(c, status, header, rows)
+	WriteCSV(c, status, header, rows)
 }
 
-// renderPage writes a list envelope, or with format=csv the page's rows.
-func renderPage(c *gin.Context, total, limit, offset int, results any) {
-	if wantsCSV(c) {
-		render(c, http.StatusOK, results)
+// RenderPage writes a list envelope, or with format=csv the page's rows.
+func RenderPage(c *gin.Context, total, limit, offset int, results any) {
+	if WantsCSV(c) {
+		Render(c, http.StatusOK, results)
 		return
 	}
-	paginated(c, total, limit, offset, results)
+	Paginated(c, total, limit, offset, results)
 }
 
-func writeCSV(c *gin.Context, status int, header []string, rows [][]string) {
+func WriteCSV(c *gin.Context, status int, header []string, rows [][]string) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	if len(header) > 0 {

@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"compress/gzip"
@@ -20,9 +20,9 @@ const requestIDHeader = "X-Request-Id"
 
 var clientRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// requestID keeps a well-formed client X-Request-Id or makes one, and
+// RequestID keeps a well-formed client X-Request-Id or makes one, and
 // echoes it in the response.
-func requestID() gin.HandlerFunc {
+func RequestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader(requestIDHeader)
 		if !clientRequestID.MatchString(id) {
@@ -36,9 +36,9 @@ func requestID() gin.HandlerFunc {
 	}
 }
 
-// logRequests writes one JSON line per request: id, method, path, status,
+// LogRequests writes one JSON line per request: id, method, path, status,
 // duration and, for server errors, the cause.
-func logRequests(log *slog.Logger) gin.HandlerFunc {
+func LogRequests(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
@@ -62,8 +62,8 @@ func logRequests(log *slog.Logger) gin.HandlerFunc {
 	}
 }
 
-// recoverPanics turns a handler panic into a logged 500 with the error body.
-func recoverPanics(log *slog.Logger) gin.HandlerFunc {
+// RecoverPanics turns a handler panic into a logged 500 with the error body.
+func RecoverPanics(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -71,25 +71,25 @@ func recoverPanics(log *slog.Logger) gin.HandlerFunc {
 					panic(r)
 				}
 				log.Error("panic", "request_id", c.GetString("request_id"), "panic", r)
-				writeError(c, errors.New("panic in handler"))
+				WriteError(c, errors.New("panic in handler"))
 			}
 		}()
 		c.Next()
 	}
 }
 
-var errBodyTooLarge = errors.New("request body too large")
+var ErrBodyTooLarge = errors.New("request body too large")
 
-// limitBody caps the body at limit bytes, as sent and, for gzip bodies
+// LimitBody caps the body at limit bytes, as sent and, for gzip bodies
 // (Content-Encoding: gzip), once more after decompression, so a small
 // compressed bomb cannot expand without bound. A body whose declared
 // length is already too large is refused before it is read. A body that
 // cannot be read whole (truncated, or gzip that does not decompress) is
 // the client's fault: a 400 on every route, whichever handler reads it.
-func limitBody(limit int64) gin.HandlerFunc {
+func LimitBody(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > limit {
-			writeError(c, errBodyTooLarge)
+			WriteError(c, ErrBodyTooLarge)
 			return
 		}
 		body := http.MaxBytesReader(c.Writer, c.Request.Body, limit)
@@ -98,10 +98,10 @@ func limitBody(limit int64) gin.HandlerFunc {
 			zr, err := gzip.NewReader(body)
 			if err != nil {
 				if isTooLarge(err) {
-					writeError(c, err)
+					WriteError(c, err)
 					return
 				}
-				writeError(c, badGzip)
+				WriteError(c, badGzip)
 				return
 			}
 			c.Request.Body = &bodyReader{r: zr, closer: body, left: limit, gzip: true}
@@ -119,7 +119,7 @@ var (
 
 func isTooLarge(err error) bool {
 	var mbe *http.MaxBytesError
-	return errors.As(err, &mbe) || errors.Is(err, errBodyTooLarge)
+	return errors.As(err, &mbe) || errors.Is(err, ErrBodyTooLarge)
 }
 
 // bodyReader is a request body that answers read failures as the
@@ -138,7 +138,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		// One byte more tells a body of exactly the limit from a larger one.
 		var one [1]byte
 		if n, _ := b.r.Read(one[:]); n > 0 {
-			return 0, errBodyTooLarge
+			return 0, ErrBodyTooLarge
 		}
 		return 0, io.EOF
 	}
@@ -162,10 +162,10 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 func (b *bodyReader) Close() error { return b.closer.Close() }
 
-// stripTrailingSlash serves /x/ and /x alike, without a redirect: PostHog
+// StripTrailingSlash serves /x/ and /x alike, without a redirect: PostHog
 // clients call paths with the slash, others without. The path as sent is
-// kept (sentPath) for links back to it.
-func stripTrailingSlash(next http.Handler) http.Handler {
+// kept (SentPath) for links back to it.
+func StripTrailingSlash(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
 			r = r.WithContext(context.WithValue(r.Context(), sentPathKey{}, p))
@@ -183,9 +183,9 @@ func stripTrailingSlash(next http.Handler) http.Handler {
 
 type sentPathKey struct{}
 
-// sentPath is the request's path as the client sent it, trailing slash
+// SentPath is the request's path as the client sent it, trailing slash
 // included.
-func sentPath(r *http.Request) string {
+func SentPath(r *http.Request) string {
 	if p, ok := r.Context().Value(sentPathKey{}).(string); ok {
 		return p
 	}

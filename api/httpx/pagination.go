@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"net/http"
@@ -7,25 +7,24 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 )
 
 const (
 	defaultLimit = 100
-	maxLimit     = 1000
+	MaxLimit     = 1000
 )
 
-// page reads limit and offset: integers, limit >= 1 (clamped to 1000, as
+// Page reads limit and offset: integers, limit >= 1 (clamped to 1000, as
 // Django REST framework clamps to max_limit), offset >= 0.
-func page(c *gin.Context) (limit, offset int, err error) {
+func Page(c *gin.Context) (limit, offset int, err error) {
 	limit, offset = defaultLimit, 0
 	if v, ok := c.GetQuery("limit"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return 0, 0, Invalid("limit", "limit must be a positive integer.")
 		}
-		limit = min(n, maxLimit)
+		limit = min(n, MaxLimit)
 	}
 	if v, ok := c.GetQuery("offset"); ok {
 		n, err := strconv.Atoi(v)
@@ -37,9 +36,9 @@ func page(c *gin.Context) (limit, offset int, err error) {
 	return limit, offset, nil
 }
 
-// pageTotal is the total a page's rows carry in column col (their
+// PageTotal is the total a page's rows carry in column col (their
 // count() OVER ()), 0 for no rows.
-func pageTotal(rows *olap.Rows, col int) int {
+func PageTotal(rows *olap.Rows, col int) int {
 	if len(rows.Data) == 0 {
 		return 0
 	}
@@ -47,8 +46,8 @@ func pageTotal(rows *olap.Rows, col int) int {
 	return int(n)
 }
 
-// paginated writes the list envelope with absolute next/previous URLs.
-func paginated(c *gin.Context, total, limit, offset int, results any) {
+// Paginated writes the list envelope with absolute next/previous URLs.
+func Paginated(c *gin.Context, total, limit, offset int, results any) {
 	var next, prev *string
 	if total-offset > limit { // not offset+limit < total: that overflows for the largest offsets
 		u := pageURL(c, limit, offset+limit)
@@ -62,12 +61,12 @@ func paginated(c *gin.Context, total, limit, offset int, results any) {
 }
 
 func pageURL(c *gin.Context, limit, offset int) string {
-	return linkWith(c, map[string]string{"limit": strconv.Itoa(limit), "offset": strconv.Itoa(offset)})
+	return LinkWith(c, map[string]string{"limit": strconv.Itoa(limit), "offset": strconv.Itoa(offset)})
 }
 
-// linkWith is the request's absolute URL with the query parameters in
+// LinkWith is the request's absolute URL with the query parameters in
 // set replaced, the others kept.
-func linkWith(c *gin.Context, set map[string]string) string {
+func LinkWith(c *gin.Context, set map[string]string) string {
 	scheme := "http"
 	if c.Request.TLS != nil {
 		scheme = "https"
@@ -84,24 +83,6 @@ func linkWith(c *gin.Context, set map[string]string) string {
 	q.Del("personal_api_key")
 	// The client's own form of the path, trailing slash and all: some
 	// follow next links verbatim against routers that tell them apart.
-	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: sentPath(c.Request), RawQuery: q.Encode()}
+	u := url.URL{Scheme: scheme, Host: c.Request.Host, Path: SentPath(c.Request), RawQuery: q.Encode()}
 	return u.String()
-}
-
-// searchPage reads what every searchable list of a project takes: its
-// page (limit, offset), a `search` text and the path's project. It has
-// answered the error when ok is false.
-func (s *Server) searchPage(c *gin.Context) (p *metadata.Project, limit, offset int, search string, ok bool) {
-	limit, offset, err := page(c)
-	if err != nil {
-		writeError(c, err)
-		return nil, 0, 0, "", false
-	}
-	search = c.Query("search")
-	if err := checkQueryText("search", search); err != nil {
-		writeError(c, err)
-		return nil, 0, 0, "", false
-	}
-	p, ok = s.pathInsightProject(c)
-	return p, limit, offset, search, ok
 }

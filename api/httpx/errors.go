@@ -1,4 +1,8 @@
-package api
+// Package httpx is the HTTP plumbing every handler shares: the one error
+// type and its statuses, the JSON and CSV writers, pagination, the
+// middleware of every request, and reading the path's and query's values.
+// It knows no resource: the handlers in api do.
+package httpx
 
 import (
 	"context"
@@ -43,7 +47,7 @@ const (
 )
 
 // status is the one mapping of kinds to HTTP statuses.
-func (k Kind) status() int {
+func (k Kind) Status() int {
 	switch k {
 	case KindInvalid:
 		return http.StatusBadRequest
@@ -133,10 +137,10 @@ type errorBody struct {
 // unavailableRetry is what a 503 tells clients to wait before trying again.
 const unavailableRetry = 5 * time.Second
 
-// toError turns any error into an *Error: ours pass through; validation
+// ToError turns any error into an *Error: ours pass through; validation
 // errors of the query builder and the stores, the stores' outages and the
 // engine's known errors get their kinds; anything else is internal.
-func toError(err error) *Error {
+func ToError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
@@ -148,7 +152,7 @@ func toError(err error) *Error {
 		return queryValidationError(err)
 	case errors.As(err, &ve):
 		return &Error{Kind: KindInvalid, Code: "invalid_input", Detail: ve.Detail, Attr: ve.Attr, Err: err}
-	case errors.As(err, &mbe), errors.Is(err, errBodyTooLarge):
+	case errors.As(err, &mbe), errors.Is(err, ErrBodyTooLarge):
 		return &Error{Kind: KindTooLarge, Code: "request_too_large", Detail: "The request body is larger than the server accepts.", Err: err}
 	case errors.Is(err, metadata.ErrNotFound):
 		return &Error{Kind: KindNotFound, Code: "not_found", Detail: "Not found.", Err: err}
@@ -238,9 +242,9 @@ func postgresUnavailable(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// writeError renders err and records it for the request log.
-func writeError(c *gin.Context, err error) {
-	e := toError(err)
+// WriteError renders err and records it for the request log.
+func WriteError(c *gin.Context, err error) {
+	e := ToError(err)
 	_ = c.Error(e) // the logger middleware logs causes of 5xx with the request id
 	body := errorBody{Type: e.Kind.typ(), Code: e.Code, Detail: e.Detail}
 	if e.Attr != "" {
@@ -253,5 +257,5 @@ func writeError(c *gin.Context, err error) {
 	if retry > 0 {
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
 	}
-	c.AbortWithStatusJSON(e.Kind.status(), body)
+	c.AbortWithStatusJSON(e.Kind.Status(), body)
 }

@@ -1,0 +1,40 @@
+package api
+
+import (
+	"context"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/insightd/insightd/api/httpx"
+	"github.com/insightd/insightd/metadata"
+)
+
+// inProject loads the path's project (pathInsightProject) and the
+// resource its :id names inside it, read by get; a deleted one answers
+// 404 like one that never existed. On failure it has written the error
+// and returns false.
+func inProject[T metadata.Deletable](s *Server, c *gin.Context, get func(ctx context.Context, p *metadata.Project, id int64) (T, error)) (*metadata.Project, T, bool) {
+	var zero T
+	p, ok := s.pathInsightProject(c)
+	if !ok {
+		return nil, zero, false
+	}
+	id, err := httpx.PathID(c, "id")
+	var r T
+	if err == nil {
+		r, err = get(c.Request.Context(), p, id)
+	}
+	if err == nil && r.IsDeleted() {
+		err = httpx.NotFound()
+	}
+	if err != nil {
+		httpx.WriteError(c, err)
+		return nil, zero, false
+	}
+	return p, r, true
+}
+
+// byID adapts a store read keyed by the project's id to inProject.
+func byID[T any](get func(ctx context.Context, projectID, id int64) (T, error)) func(context.Context, *metadata.Project, int64) (T, error) {
+	return func(ctx context.Context, p *metadata.Project, id int64) (T, error) { return get(ctx, p.ID, id) }
+}
