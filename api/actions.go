@@ -118,7 +118,7 @@ func (s *Server) actionInput(c *gin.Context) (*metadata.Project, metadata.Action
 		return nil, in, false
 	}
 	if steps, sent := in.Values["steps"].(json.RawMessage); sent {
-		env, err := s.entitiesEnv(c.Request.Context(), p, querybuilder.Params{"steps": steps})
+		env, err := s.analysis.Entities(c.Request.Context(), p, querybuilder.Params{"steps": steps})
 		if err == nil {
 			err = querybuilder.CheckAction(env, steps)
 		}

@@ -34,7 +34,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			return
 		}
 		kind, _ := querybuilder.ForPersons(route)
-		env, err := s.entitiesEnv(c.Request.Context(), p, params)
+		env, err := s.analysis.Entities(c.Request.Context(), p, params)
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
@@ -77,7 +77,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			httpx.WriteError(c, err)
 			return
 		}
-		rows, err := s.userQuery(ctx, p.ID, stmt)
+		rows, err := s.analysis.Query(ctx, p.ID, stmt)
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
@@ -87,7 +87,7 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			// Past the last page no row carries the total: read it from the first.
 			stmt, err := lister.Actors(params, f, querybuilder.Page{Limit: 1})
 			if err == nil {
-				rows, err = s.userQuery(ctx, p.ID, stmt)
+				rows, err = s.analysis.Query(ctx, p.ID, stmt)
 			}
 			if err != nil {
 				httpx.WriteError(c, err)
@@ -139,7 +139,7 @@ func (s *Server) actorsOfType(ctx context.Context, p *metadata.Project, typ quer
 		}
 		return out, nil
 	case querybuilder.ActorGroup:
-		rows, err := s.userQuery(ctx, p.ID, querybuilder.GroupsByKey(s.analysisEnv(p), typ.GroupTypeIndex, ids))
+		rows, err := s.analysis.Query(ctx, p.ID, querybuilder.GroupsByKey(s.analysis.Env(p), typ.GroupTypeIndex, ids))
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +166,7 @@ func (s *Server) actorsOfType(ctx context.Context, p *metadata.Project, typ quer
 	}
 	byID := map[string]personJSON{}
 	if len(valid) > 0 {
-		persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(s.analysisEnv(p), valid))
+		persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(s.analysis.Env(p), valid))
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
@@ -49,7 +50,7 @@ func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister queryb
 		w = csv.NewWriter(c.Writer)
 		return w.Write(header)
 	}
-	err = s.engine.Stream(userContext(c.Request.Context(), p.ID), querybuilder.WithLimits(stmt, limits),
+	err = s.engine.Stream(analysis.UserContext(c.Request.Context(), p.ID), querybuilder.WithLimits(stmt, limits),
 		func(cols []olap.Column) error {
 			header := make([]string, len(cols))
 			for i, col := range cols {
@@ -83,7 +84,7 @@ type csvStreamer interface {
 // 600 000 persons spent most of its time decoding and re-encoding).
 func (s *Server) exportCSV(c *gin.Context, e csvStreamer, p *metadata.Project, stmt querybuilder.Statement, typ querybuilder.ActorType) {
 	w := &startOnWrite{c: c}
-	wrote, err := e.StreamCSV(userContext(c.Request.Context(), p.ID), stmt, w)
+	wrote, err := e.StreamCSV(analysis.UserContext(c.Request.Context(), p.ID), stmt, w)
 	s.endExport(c, wrote, err, typ, func(header []string) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(header); err != nil {

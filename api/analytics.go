@@ -2,9 +2,8 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -15,9 +14,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
-	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -53,8 +51,8 @@ type analysisDebug struct {
 	Error string `json:"error,omitempty"`
 }
 
-// analyze answers an analysis route: parse the request, answer from the
-// cache or compute, render as JSON or CSV.
+// analyze answers an analysis route: the service answers the request
+// (from the cache or computed); the handler renders it as JSON or CSV.
 func (s *Server) analyze(route string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p, ok := s.pathInsightProject(c)
@@ -66,46 +64,52 @@ func (s *Server) analyze(route string) gin.HandlerFunc {
 			httpx.WriteError(c, err)
 			return
 		}
-		kind, ok := querybuilder.ForRoute(route, params)
-		if !ok {
-			httpx.WriteError(c, httpx.NotFound())
-			return
-		}
 		queryID, err := analysisQueryID(c, p.ID, params)
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
 		}
-		mode, err := analysisRefreshMode(refreshParam(c, params))
+		mode, err := analysis.AnalysisRefresh(refreshParam(c, params))
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
 		}
-		a, err := s.prepare(c.Request.Context(), p, kind, params)
+		r, err := s.analysis.Run(c.Request.Context(), analysis.Request{Project: p, Route: route, Filter: params,
+			Refresh: mode, QueryID: queryID, Debug: debugRequested(c, params) && !httpx.WantsCSV(c)})
+		if errors.Is(err, analysis.ErrNotComputed) {
+			err = httpx.NotFound()
+		}
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
-		}
-		ctx := c.Request.Context()
-		r, err := s.analysisResult(ctx, a.pol, mode, s.compute(a, queryID))
-		if err != nil {
-			httpx.WriteError(c, err)
-			return
-		}
-		env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: a.q.Base().Location().String()}
-		if r != nil {
-			at := r.ComputedAt.UTC()
-			env.Result, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
 		}
 		if httpx.WantsCSV(c) {
-			s.renderResultCSV(c, a, r)
+			header, rows, err := r.Table()
+			if err != nil {
+				httpx.WriteError(c, err)
+				return
+			}
+			httpx.WriteCSV(c, http.StatusOK, header, rows)
 			return
 		}
-		if debugRequested(c, params) {
-			env.Debug = s.debugStatement(ctx, a)
-		}
-		writeEnvelope(c, env)
+		writeEnvelope(c, newAnalysisEnvelope(r))
 	}
+}
+
+// newAnalysisEnvelope is r as the analysis endpoints answer it.
+func newAnalysisEnvelope(r *analysis.Result) analysisEnvelope {
+	env := analysisEnvelope{Result: json.RawMessage("null"), Timezone: r.Timezone}
+	if r.Raw != nil {
+		at := r.ComputedAt.UTC()
+		env.Result, env.IsCached, env.LastRefresh = r.Raw, r.Cached, &at
+	}
+	if d := r.Debug; d != nil {
+		env.Debug = &analysisDebug{SQL: d.SQL, Params: d.Params}
+		if d.Err != nil {
+			env.Debug = &analysisDebug{Error: httpx.ToError(d.Err).Detail}
+		}
+	}
+	return env
 }
 
 // writeEnvelope answers env as c.JSON would, but writes the result's
@@ -135,159 +139,6 @@ func writeEnvelope(c *gin.Context, env analysisEnvelope) {
 			return // the client left
 		}
 	}
-}
-
-// analysis is a parsed request of one kind and how its result is cached.
-// Preparing one reads no store: a cached answer needs nothing else.
-type analysis struct {
-	kind      *querybuilder.Kind
-	q         querybuilder.Query
-	projectID int64
-	pol       cachePolicy
-}
-
-// prepare parses an analysis request of project p; invalid parameters
-// are a *querybuilder.ValidationError (400).
-func (s *Server) prepare(ctx context.Context, p *metadata.Project, kind *querybuilder.Kind, params querybuilder.Params) (*analysis, error) {
-	env, err := s.entitiesEnv(ctx, p, params)
-	if err != nil {
-		return nil, err
-	}
-	q, err := kind.Parse(params, env)
-	if err != nil {
-		return nil, err
-	}
-	key, err := cacheKey(kind.Name, params, newCacheScope(q.Base()))
-	if err != nil {
-		return nil, err
-	}
-	return &analysis{kind: kind, q: q, projectID: p.ID, pol: rangePolicy(p.ID, key, q.Base())}, nil
-}
-
-// analysisEnv is what the query builder knows of the project and the
-// clock.
-func (s *Server) analysisEnv(p *metadata.Project) querybuilder.Env {
-	project := querybuilder.Project{ID: p.ID, Timezone: p.Timezone, TestAccountFilters: json.RawMessage(p.TestAccountFilters),
-		PathCleaningFilters: json.RawMessage(p.PathCleaningFilters), CorrelationConfig: json.RawMessage(p.CorrelationConfig),
-		PersonDisplayNameProperties: p.PersonDisplayNameProperties}
-	if p.WeekStartDay.Valid {
-		project.WeekStartDay = int(p.WeekStartDay.Int64)
-	}
-	return querybuilder.Env{Project: project, Now: time.Now(), Schema: s.cfg.Schema}
-}
-
-// entitiesEnv is analysisEnv with the saved actions and cohorts params
-// names (through the project's test-account filters, actions' steps and
-// cohorts' definitions too), loaded from the store.
-func (s *Server) entitiesEnv(ctx context.Context, p *metadata.Project, params querybuilder.Params) (querybuilder.Env, error) {
-	env := s.analysisEnv(p)
-	actionIDs, cohortIDs := querybuilder.References(params)
-	if len(p.TestAccountFilters) > 0 {
-		_, more := querybuilder.References(querybuilder.Params{"test_account_filters": json.RawMessage(p.TestAccountFilters)})
-		cohortIDs = append(cohortIDs, more...)
-	}
-	if len(actionIDs) > 0 {
-		actions, err := s.store.ActionsByID(ctx, p.ID, actionIDs)
-		if err != nil {
-			return env, err
-		}
-		env.Actions = map[int64]querybuilder.Action{}
-		for id, a := range actions {
-			env.Actions[id] = querybuilder.Action{ID: id, Name: a.Name, Steps: a.Steps, Version: a.Version, Deleted: a.Deleted}
-			_, more := querybuilder.References(querybuilder.Params{"steps": a.Steps})
-			cohortIDs = append(cohortIDs, more...)
-		}
-	}
-	// Cohorts may name cohorts: load them a level at a time.
-	for level := 0; len(cohortIDs) > 0 && level < 5; level++ {
-		var missing []int64
-		for _, id := range cohortIDs {
-			if _, ok := env.Cohorts[id]; !ok {
-				missing = append(missing, id)
-			}
-		}
-		if len(missing) == 0 {
-			break
-		}
-		cohorts, err := s.store.CohortsByID(ctx, p.ID, missing)
-		if err != nil {
-			return env, err
-		}
-		if env.Cohorts == nil {
-			env.Cohorts = map[int64]querybuilder.Cohort{}
-		}
-		cohortIDs = nil
-		for id, co := range cohorts {
-			env.Cohorts[id] = cohortEnv(co)
-			_, more := querybuilder.References(querybuilder.Params{"groups": co.Groups, "filters": co.Filters})
-			cohortIDs = append(cohortIDs, more...)
-		}
-	}
-	return env, nil
-}
-
-func cohortEnv(co *metadata.Cohort) querybuilder.Cohort {
-	return querybuilder.Cohort{ID: co.ID, Name: co.Name, IsStatic: co.IsStatic, Groups: co.Groups, Filters: co.Filters,
-		Version: co.Version, Deleted: co.Deleted}
-}
-
-// statement reads the engine facts a's statement depends on and builds
-// it under the server's limits: only on a cache miss (or for debug).
-func (s *Server) statement(ctx context.Context, a *analysis) (querybuilder.Statement, error) {
-	f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, a.projectID, a.q.Needs())
-	if err != nil {
-		return querybuilder.Statement{}, err
-	}
-	stmt, err := a.q.Build(f)
-	if err != nil {
-		return stmt, err
-	}
-	return querybuilder.WithLimits(stmt, s.cfg.Limits), nil
-}
-
-// compute runs a's statement on the engine under queryID and encodes the
-// shaped result.
-func (s *Server) compute(a *analysis, queryID string) func(ctx context.Context) (json.RawMessage, error) {
-	return func(ctx context.Context) (json.RawMessage, error) {
-		stmt, err := s.statement(ctx, a)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := s.engine.Query(olap.WithProject(olap.WithQueryID(ctx, queryID), a.projectID), stmt)
-		if err != nil {
-			return nil, err
-		}
-		result, err := a.q.Shape(rows.Data)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(result)
-	}
-}
-
-// renderResultCSV writes a result as its kind's table (an empty table for
-// force_cache with nothing cached).
-func (s *Server) renderResultCSV(c *gin.Context, a *analysis, r *cachedResult) {
-	if r == nil {
-		httpx.WriteCSV(c, http.StatusOK, nil, nil)
-		return
-	}
-	res, err := a.q.Decode(r.Result)
-	if err != nil {
-		httpx.WriteError(c, fmt.Errorf("%s csv: %w", a.kind.Name, err))
-		return
-	}
-	header, rows := res.Table()
-	httpx.WriteCSV(c, http.StatusOK, header, rows)
-}
-
-// debugStatement is the statement of a, built again for a cached answer.
-func (s *Server) debugStatement(ctx context.Context, a *analysis) *analysisDebug {
-	stmt, err := s.statement(ctx, a)
-	if err != nil {
-		return &analysisDebug{Error: httpx.ToError(err).Detail}
-	}
-	return &analysisDebug{SQL: stmt.SQL, Params: stmt.Params}
 }
 
 // refreshParam is the request's refresh: the query string's, else one
@@ -364,13 +215,9 @@ func analysisQueryID(c *gin.Context, projectID int64, params querybuilder.Params
 		}
 	}
 	if id == "" {
-		return projectQueryID(projectID, uuid.NewString()), nil
+		return analysis.ProjectQueryID(projectID, uuid.NewString()), nil
 	}
-	if len(id) > clientQueryIDMax || !olap.ValidQueryID(id) {
-		return "", httpx.Invalid("client_query_id", fmt.Sprintf(
-			"client_query_id must be 1 to %d characters of letters, digits, _ and -.", clientQueryIDMax))
-	}
-	return projectQueryID(projectID, id), nil
+	return analysis.ClientQueryID(projectID, id)
 }
 
 func debugRequested(c *gin.Context, params querybuilder.Params) bool {

@@ -231,7 +231,7 @@ func (e slowEngine) Query(ctx context.Context, stmt querybuilder.Statement) (*ol
 
 func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
 	f := newFixture(t)
-	f.s.engine = slowEngine{engine}
+	f.s.useEngine(slowEngine{engine})
 	key, team := f.a.PersonalAPIKey, f.a.ProjectID
 
 	// cancelled sends body to path under client_query_id id, cancels it
@@ -279,8 +279,10 @@ func TestLongTrendsCanBeCancelledAndTimeOut(t *testing.T) {
 		}
 	})
 	t.Run("a trend past max_execution_time answers 504", func(t *testing.T) {
-		defer func(l querybuilder.Limits) { f.s.cfg.Limits = l }(f.s.cfg.Limits)
-		f.s.cfg.Limits.MaxExecutionTime = 1
+		defer f.s.useLimits(f.s.cfg.Limits)
+		l := f.s.cfg.Limits
+		l.MaxExecutionTime = 1
+		f.s.useLimits(l)
 		start := time.Now()
 		st, out := call(t, f.h, "POST", f.trend(team), key, map[string]any{"events": []any{map[string]any{"id": "$pageview"}}})
 		if st != 504 || out["code"] != "query_timeout" {

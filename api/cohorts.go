@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
@@ -83,7 +84,7 @@ func (s *Server) createCohort(c *gin.Context) {
 		httpx.WriteError(c, err)
 		return
 	}
-	s.scheduleCohort(co.ID, p.ID)
+	s.cohorts.Schedule(co.ID, p.ID)
 	c.JSON(http.StatusCreated, cohortObject(co))
 }
 
@@ -134,7 +135,7 @@ func (s *Server) updateCohort(c *gin.Context) {
 		return
 	}
 	if co.PendingVersion > co.Version {
-		s.scheduleCohort(co.ID, p.ID)
+		s.cohorts.Schedule(co.ID, p.ID)
 	}
 	c.JSON(http.StatusOK, cohortObject(co))
 }
@@ -172,7 +173,7 @@ func (s *Server) calculateCohortNow(c *gin.Context) {
 		httpx.WriteError(c, err)
 		return
 	}
-	s.scheduleCohort(co.ID, p.ID)
+	s.cohorts.Schedule(co.ID, p.ID)
 	c.JSON(http.StatusAccepted, cohortObject(co))
 }
 
@@ -194,7 +195,7 @@ func (s *Server) cohortPersons(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	stmt := querybuilder.CohortMembersPage(s.analysisEnv(p), cohortEnv(co), querybuilder.Page{Limit: limit, Offset: offset})
+	stmt := querybuilder.CohortMembersPage(s.analysis.Env(p), analysis.CohortEnv(co), querybuilder.Page{Limit: limit, Offset: offset})
 	rows, err := s.engine.Query(olap.WithProject(ctx, p.ID), stmt)
 	if err != nil {
 		httpx.WriteError(c, err)
@@ -204,7 +205,7 @@ func (s *Server) cohortPersons(c *gin.Context) {
 	if len(rows.Data) == 0 && offset > 0 {
 		// Past the last page no row carries the total: read it from the first.
 		first, err := s.engine.Query(olap.WithProject(ctx, p.ID),
-			querybuilder.CohortMembersPage(s.analysisEnv(p), cohortEnv(co), querybuilder.Page{Limit: 1}))
+			querybuilder.CohortMembersPage(s.analysis.Env(p), analysis.CohortEnv(co), querybuilder.Page{Limit: 1}))
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
@@ -229,7 +230,7 @@ func (s *Server) cohortPersons(c *gin.Context) {
 func (s *Server) checkCohort(c *gin.Context, p *metadata.Project, in metadata.CohortInput, before *metadata.Cohort) error {
 	co := querybuilder.Cohort{}
 	if before != nil {
-		co = cohortEnv(before)
+		co = analysis.CohortEnv(before)
 	}
 	if v, ok := in.Values["groups"].(json.RawMessage); ok {
 		co.Groups = v
@@ -243,7 +244,7 @@ func (s *Server) checkCohort(c *gin.Context, p *metadata.Project, in metadata.Co
 	if co.IsStatic {
 		return nil
 	}
-	env, err := s.entitiesEnv(c.Request.Context(), p, querybuilder.Params{"groups": co.Groups, "filters": co.Filters})
+	env, err := s.analysis.Entities(c.Request.Context(), p, querybuilder.Params{"groups": co.Groups, "filters": co.Filters})
 	if err != nil {
 		return err
 	}

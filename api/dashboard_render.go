@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap/metrics"
@@ -72,7 +73,7 @@ type renderedDashboard struct {
 // usable reports whether e's results would all still be answered from
 // the cache at now, given the project's last ingest.
 func (e *renderedDashboard) usable(now, lastIngest time.Time) bool {
-	return now.Truncate(clockPrecision).Equal(e.minute) && e.fresh(now, lastIngest)
+	return now.Truncate(analysis.ClockPrecision).Equal(e.minute) && e.fresh(now, lastIngest)
 }
 
 // fresh is usable but for the clock minute.
@@ -168,7 +169,7 @@ func (c *renderCache) put(e *renderedDashboard) {
 // retrieve must render it (or answer why not).
 func (s *Server) answerRendered(c *gin.Context, project, id int64) bool {
 	e := s.renders.get(project, id)
-	if e == nil || !e.usable(time.Now(), s.ingest.last(project)) {
+	if e == nil || !e.usable(time.Now(), s.analysis.Ingest().Last(project)) {
 		return false
 	}
 	start := time.Now()
@@ -226,17 +227,17 @@ func (s *Server) renderOrigin(c *gin.Context, project int64) (*renderOrigin, err
 // metadata only. False when it must be rendered.
 func (s *Server) rekeyRendered(c *gin.Context, o *renderOrigin, p *metadata.Project, d *metadata.Dashboard, minute time.Time) bool {
 	e := s.renders.get(p.ID, d.ID)
-	if e == nil || e.minute.Equal(minute) || !e.fresh(time.Now(), s.ingest.last(p.ID)) ||
+	if e == nil || e.minute.Equal(minute) || !e.fresh(time.Now(), s.analysis.Ingest().Last(p.ID)) ||
 		o.state.Project != e.state.Project || o.state.Users != e.state.Users {
 		return false
 	}
 	ctx := c.Request.Context()
-	_, jobs, err := s.planTiles(ctx, p, d)
-	if err != nil || len(jobs) != len(e.keys) || !time.Now().Truncate(clockPrecision).Equal(minute) {
+	_, jobs, err := s.planTiles(ctx, p, d, analysis.RefreshIfStale)
+	if err != nil || len(jobs) != len(e.keys) || !time.Now().Truncate(analysis.ClockPrecision).Equal(minute) {
 		return false
 	}
 	for k, j := range jobs {
-		if j.a.pol.key != e.keys[k] {
+		if j.a.Key() != e.keys[k] {
 			return false
 		}
 	}
@@ -262,28 +263,28 @@ func (s *Server) rekeyRendered(c *gin.Context, o *renderOrigin, p *metadata.Proj
 // under o's stamp for the user rendering it (who had to be a member).
 func (s *Server) keepRendered(p *metadata.Project, d *metadata.Dashboard, tiles []tileJSON, body []byte,
 	o *renderOrigin, minute time.Time, jobs []*tileJob) {
-	if !time.Now().Truncate(clockPrecision).Equal(minute) {
+	if !time.Now().Truncate(analysis.ClockPrecision).Equal(minute) {
 		return
 	}
 	e := &renderedDashboard{project: p.ID, dashboard: d.ID, body: body, state: *o.state, minute: minute,
-		staleAt: time.Now().Add(staleClosed)}
+		staleAt: time.Now().Add(analysis.StaleClosed)}
 	if o.watching {
 		e.checks.record(o.user, o.stamp)
 	}
 	e.state.Computed = nil
 	computed := false
 	for _, j := range jobs {
-		if j.err != nil || j.r == nil {
+		if j.err != nil || j.r == nil || j.r.Raw == nil {
 			return
 		}
 		computed = computed || !j.r.Cached
 		for _, out := range j.outs {
 			out.IsCached = true
 		}
-		e.keys = append(e.keys, j.a.pol.key)
+		e.keys = append(e.keys, j.a.Key())
 		e.state.Computed = append(e.state.Computed, j.r.ComputedAt.UnixMicro())
 		e.staleAt = earliest(e.staleAt, j.r.StaleAt)
-		if j.a.pol.open(j.r.ComputedAt) && (e.openFrom.IsZero() || j.r.ComputedAt.Before(e.openFrom)) {
+		if j.a.Open(j.r.ComputedAt) && (e.openFrom.IsZero() || j.r.ComputedAt.Before(e.openFrom)) {
 			e.openFrom = j.r.ComputedAt
 		}
 	}

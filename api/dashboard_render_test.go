@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis"
 )
 
 // A plain retrieve answers a dashboard's kept answer while it is still the
@@ -186,7 +188,7 @@ func TestDashboardKeptAnswer(t *testing.T) {
 	})
 	t.Run("events after an open range's computation", func(t *testing.T) {
 		mark(t)
-		f.s.ingest.note(team)
+		f.s.analysis.Ingest().Note(team)
 		got := rendered(t, "")
 		if in := tileNamed(got, "open"); in["is_cached"] != false {
 			t.Fatalf("the open tile was not recomputed: is_cached %v", in["is_cached"])
@@ -195,23 +197,23 @@ func TestDashboardKeptAnswer(t *testing.T) {
 	t.Run("another minute whose cache keys are other ones", func(t *testing.T) {
 		mark(t)
 		e := f.s.renders.get(team, id)
-		e.minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		e.minute = time.Now().Truncate(analysis.ClockPrecision).Add(-analysis.ClockPrecision)
 		e.keys = append([]string{"made in another minute"}, e.keys[1:]...)
 		rendered(t, "")
 	})
 	t.Run("another minute whose cache keys are the same (ranges whose ends do not move)", func(t *testing.T) {
 		mark(t)
-		f.s.renders.get(team, id).minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		f.s.renders.get(team, id).minute = time.Now().Truncate(analysis.ClockPrecision).Add(-analysis.ClockPrecision)
 		if got := f.getDashboard(t, id, ""); got["name"] != "served kept" {
 			t.Fatalf("rendered again: name %v", got["name"])
 		}
-		if e := f.s.renders.get(team, id); !e.minute.Equal(time.Now().Truncate(clockPrecision)) {
+		if e := f.s.renders.get(team, id); !e.minute.Equal(time.Now().Truncate(analysis.ClockPrecision)) {
 			t.Fatalf("kept for minute %v", e.minute)
 		}
 	})
 	t.Run("another minute and an edit", func(t *testing.T) {
 		mark(t)
-		f.s.renders.get(team, id).minute = time.Now().Truncate(clockPrecision).Add(-clockPrecision)
+		f.s.renders.get(team, id).minute = time.Now().Truncate(analysis.ClockPrecision).Add(-analysis.ClockPrecision)
 		call(t, f.h, "PATCH", f.insight(team, closed["id"]), key, map[string]any{"name": "closed, renamed again"})
 		if tileNamed(rendered(t, ""), "closed, renamed again") == nil {
 			t.Fatal("the renamed insight is not shown")

@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
-	"strings"
 	"sync"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/querybuilder"
 )
 
 // defaultTileSlots bounds a dashboard's concurrent tiles when the engine
@@ -34,10 +31,10 @@ func (s *Server) tileSlots() int {
 // tileJob is one distinct computation of a dashboard: the tiles whose
 // effective filters share a cache key are answered by one.
 type tileJob struct {
-	a    *analysis
+	a    *analysis.Analysis
 	outs []*insightJSON
 	// r and err are its answer, once runTileJobs has it.
-	r   *cachedResult
+	r   *analysis.Result
 	err error
 }
 
@@ -50,12 +47,12 @@ type tileJob struct {
 // a null result and a query_status saying why; the others still answer.
 // The jobs are returned with their answers (renderedDashboard keeps
 // what they were).
-func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode refreshMode) ([]tileJSON, []*tileJob, error) {
-	tiles, order, err := s.planTiles(ctx, p, d)
+func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode analysis.Refresh) ([]tileJSON, []*tileJob, error) {
+	tiles, order, err := s.planTiles(ctx, p, d, mode)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.runTileJobs(ctx, p, order, mode); err != nil {
+	if err := s.runTileJobs(ctx, p, order); err != nil {
 		return nil, nil, err
 	}
 	for k := range tiles {
@@ -68,7 +65,7 @@ func (s *Server) dashboardTiles(ctx context.Context, p *metadata.Project, d *met
 
 // planTiles is d's tiles without their results, and its distinct
 // computations in tile order, each with the tiles it answers.
-func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard) ([]tileJSON, []*tileJob, error) {
+func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata.Dashboard, mode analysis.Refresh) ([]tileJSON, []*tileJob, error) {
 	var ids []int64
 	for _, t := range d.Tiles {
 		if t.InsightID.Valid {
@@ -100,17 +97,17 @@ func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata
 		out := insightObject(i, p)
 		tj.Insight = &out
 		tiles = append(tiles, tj)
-		a, err := s.savedAnalysis(ctx, p, i, d, &out)
+		a, err := s.savedAnalysis(ctx, p, i, d, mode, &out)
 		if err != nil {
 			return nil, nil, err
 		}
 		if a == nil {
 			continue
 		}
-		j := jobs[a.pol.key]
+		j := jobs[a.Key()]
 		if j == nil {
 			j = &tileJob{a: a}
-			jobs[a.pol.key] = j
+			jobs[a.Key()] = j
 			order = append(order, j)
 		}
 		j.outs = append(j.outs, &out)
@@ -119,7 +116,7 @@ func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata
 }
 
 // runTileJobs answers every job, at most tileSlots at once.
-func (s *Server) runTileJobs(ctx context.Context, p *metadata.Project, jobs []*tileJob, mode refreshMode) error {
+func (s *Server) runTileJobs(ctx context.Context, p *metadata.Project, jobs []*tileJob) error {
 	sem := make(chan struct{}, s.tileSlots())
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -134,10 +131,10 @@ func (s *Server) runTileJobs(ctx context.Context, p *metadata.Project, jobs []*t
 			defer wg.Done()
 			defer func() { <-sem }()
 			// Each distinct computation runs under a query id of its own.
-			r, err := s.analysisResult(ctx, j.a.pol, mode, s.compute(j.a, projectQueryID(p.ID, uuid.NewString())))
+			r, err := s.analysis.Answer(ctx, j.a)
 			j.r, j.err = r, err
 			for _, out := range j.outs {
-				if err := setSavedResult(j.a, r, err, out); err != nil {
+				if err := setSavedResult(r, err, out); err != nil {
 					s.tileFailed(ctx, p, err, out)
 				}
 			}
@@ -173,50 +170,4 @@ func (s *Server) contextDashboard(c *gin.Context, p *metadata.Project, id int64)
 		return nil, nil
 	}
 	return d, err
-}
-
-// dashboardParams is an insight's filter as dashboard d computes it: the
-// dashboard's date range, when it sets date_from, replaces the insight's
-// (date_to too, now when unset), as PostHog applies it; its properties
-// are ANDed with the insight's. The cache key is the one of the filter
-// computed, so the same filter written into an insight shares it.
-func dashboardParams(params querybuilder.Params, d *metadata.Dashboard) querybuilder.Params {
-	var f map[string]json.RawMessage
-	if json.Unmarshal(d.Filters, &f) != nil || len(f) == 0 {
-		return params
-	}
-	out := maps.Clone(params)
-	if from, ok := f["date_from"]; ok && !httpx.IsJSONNull(from) {
-		out["date_from"] = from
-		delete(out, "date_to")
-		if to, ok := f["date_to"]; ok && !httpx.IsJSONNull(to) {
-			out["date_to"] = to
-		}
-	} else if to, ok := f["date_to"]; ok && !httpx.IsJSONNull(to) {
-		out["date_to"] = to
-	}
-	if props, ok := f["properties"]; ok && !emptyDocument(props) {
-		own := params["properties"]
-		var text string
-		if json.Unmarshal(own, &text) == nil { // a document sent as a JSON string
-			own = json.RawMessage(text)
-		}
-		if emptyDocument(own) {
-			out["properties"] = props
-		} else {
-			// By structure, not by pasting texts into a list: either side
-			// may be a group or the oldest form's object.
-			out["properties"] = querybuilder.AndProperties(own, props)
-		}
-	}
-	return out
-}
-
-// emptyDocument reports a properties value that holds no condition.
-func emptyDocument(raw json.RawMessage) bool {
-	switch strings.TrimSpace(string(raw)) {
-	case "", "null", "[]", "{}", `""`:
-		return true
-	}
-	return false
 }

@@ -286,7 +286,7 @@ func TestFromDashboardOverridesFilters(t *testing.T) {
 func TestDashboardTilesComputeOncePerFilter(t *testing.T) {
 	f := newFixture(t)
 	se := &slotEngine{Engine: engine, slots: 2, delay: 200 * time.Millisecond}
-	f.s.engine = se
+	f.s.useEngine(se)
 	team := f.a.ProjectID
 	writeBrowserEvents(t, team, []time.Time{day(2), day(3), day(5)}, []string{"Chrome", "Safari", "Safari"})
 	var tiles []any

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/metadata/metadatatest"
 )
@@ -80,7 +81,7 @@ func (w *watchedDashboard) mark(t *testing.T) {
 // within 2 s: a kept answer is of one minute, and a test that counts
 // round trips must not see the next one's re-keying (one more).
 func clearOfMinuteEnd() {
-	if left := time.Until(time.Now().Truncate(clockPrecision).Add(clockPrecision)); left < 2*time.Second {
+	if left := time.Until(time.Now().Truncate(analysis.ClockPrecision).Add(analysis.ClockPrecision)); left < 2*time.Second {
 		time.Sleep(left + 10*time.Millisecond)
 	}
 }

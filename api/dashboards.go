@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
@@ -75,14 +76,14 @@ func (s *Server) createDashboard(c *gin.Context) {
 // insight's retrieve). A plain retrieve answers the dashboard's kept
 // answer when it is still the answer (dashboard_render.go).
 func (s *Server) getDashboard(c *gin.Context) {
-	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
-		httpx.WriteError(c, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
+	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(analysis.RefreshValues, strings.ToLower(v)) {
+		httpx.WriteError(c, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(analysis.RefreshValues, ", ")+"."))
 		return
 	}
-	mode := insightRefreshMode(c.Query("refresh"))
+	mode := analysis.InsightRefresh(c.Query("refresh"))
 	project, perr := httpx.PathID(c, "project_id")
 	id, ierr := httpx.PathID(c, "id")
-	if mode == refreshIfStale && perr == nil && ierr == nil {
+	if mode == analysis.RefreshIfStale && perr == nil && ierr == nil {
 		if s.answerRendered(c, project, id) {
 			return
 		}
@@ -110,12 +111,12 @@ func (s *Server) getDashboard(c *gin.Context) {
 	if perr == nil {
 		origin, stateErr = s.renderOrigin(c, project)
 	}
-	minute := time.Now().Truncate(clockPrecision)
+	minute := time.Now().Truncate(analysis.ClockPrecision)
 	p, d, ok := inProject(s, c, byID(s.store.GetDashboard))
 	if !ok {
 		return
 	}
-	if mode == refreshIfStale && stateErr == nil && s.rekeyRendered(c, origin, p, d, minute) {
+	if mode == analysis.RefreshIfStale && stateErr == nil && s.rekeyRendered(c, origin, p, d, minute) {
 		return
 	}
 	tiles, jobs, err := s.dashboardTiles(c.Request.Context(), p, d, mode)
@@ -129,7 +130,7 @@ func (s *Server) getDashboard(c *gin.Context) {
 		return
 	}
 	c.Data(http.StatusOK, jsonContentType, body)
-	if mode == refreshIfStale && stateErr == nil {
+	if mode == analysis.RefreshIfStale && stateErr == nil {
 		s.keepRendered(p, d, tiles, body, origin, minute, jobs)
 	}
 }
@@ -184,8 +185,8 @@ func (s *Server) checkDashboardFilters(ctx context.Context, p *metadata.Project,
 	if json.Unmarshal(raw, &f) != nil || len(f.Properties) == 0 || httpx.IsJSONNull(f.Properties) {
 		return nil
 	}
-	trends, _ := querybuilder.ByName("trends")
-	_, err = s.prepare(ctx, p, trends, querybuilder.Params{"events": json.RawMessage(`[{"id": "$pageview"}]`), "properties": f.Properties})
+	_, err = s.analysis.Prepare(ctx, analysis.Request{Project: p, Route: "trend",
+		Filter: querybuilder.Params{"events": json.RawMessage(`[{"id": "$pageview"}]`), "properties": f.Properties}})
 	if ves := querybuilder.ValidationErrors(err); len(ves) > 0 {
 		return httpx.Invalid("filters", "filters."+ves[0].Error())
 	}
@@ -210,7 +211,7 @@ func (s *Server) dashboardActivity(c *gin.Context) {
 // renderDashboard answers a created or updated dashboard with its tiles'
 // cached results only (nothing computes).
 func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project, d *metadata.Dashboard) {
-	tiles, _, err := s.dashboardTiles(c.Request.Context(), p, d, refreshNever)
+	tiles, _, err := s.dashboardTiles(c.Request.Context(), p, d, analysis.RefreshNever)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return

@@ -408,22 +408,22 @@ func TestCohortFirstCalculationRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.s.calculateCohort(ctx, p.id, outer.ID); err == nil {
+	if err := env.s.cohorts.Calculate(ctx, p.id, outer.ID); err == nil {
 		t.Fatal("the first calculation should fail: the cohort it names is not calculated")
 	}
 	co, _ := env.s.store.GetCohort(ctx, p.id, outer.ID)
 	if co.Version != 0 || co.ErrorsCalculating != 1 || co.IsCalculating || !co.LastError.Valid {
 		t.Fatalf("after the failure: %+v", co)
 	}
-	if err := env.s.calculateCohort(ctx, p.id, inner.ID); err != nil {
+	if err := env.s.cohorts.Calculate(ctx, p.id, inner.ID); err != nil {
 		t.Fatal(err)
 	}
 	// Within the backoff (a minute after one failure) nothing is due.
-	env.s.cohortScheduleTick(ctx, time.Now().Add(30*time.Second))
+	env.s.cohorts.Tick(ctx, time.Now().Add(30*time.Second))
 	if co, _ = env.s.store.GetCohort(ctx, p.id, outer.ID); co.Version != 0 {
 		t.Fatalf("retried within the backoff: %+v", co)
 	}
-	env.s.cohortScheduleTick(ctx, time.Now().Add(2*time.Minute))
+	env.s.cohorts.Tick(ctx, time.Now().Add(2*time.Minute))
 	if co, _ = env.s.store.GetCohort(ctx, p.id, outer.ID); co.Version != 1 || co.Count.Int64 != 2 || co.ErrorsCalculating != 0 {
 		t.Fatalf("after the retry: version %d count %v errors %d", co.Version, co.Count, co.ErrorsCalculating)
 	}
@@ -431,7 +431,7 @@ func TestCohortFirstCalculationRetried(t *testing.T) {
 	t.Run("every dynamic cohort is recalculated on the schedule, a static one is not", func(t *testing.T) {
 		// outer names a cohort and a person property: neither is behaviour,
 		// yet what it names changes (it was computed once, then never).
-		env.s.cohortScheduleTick(ctx, time.Now().Add(20*time.Minute))
+		env.s.cohorts.Tick(ctx, time.Now().Add(20*time.Minute))
 		if co, _ := env.s.store.GetCohort(ctx, p.id, outer.ID); co.Version != 2 {
 			t.Fatalf("outer: version %d", co.Version)
 		}
@@ -448,7 +448,7 @@ func TestCohortFirstCalculationRetried(t *testing.T) {
 		if err := env.s.store.CohortCalculationFailed(ctx, inner.ID, co.PendingVersion, "engine gone", at); err != nil {
 			t.Fatal(err)
 		}
-		env.s.cohortScheduleTick(ctx, at.Add(2*time.Minute))
+		env.s.cohorts.Tick(ctx, at.Add(2*time.Minute))
 		if co, _ := env.s.store.GetCohort(ctx, p.id, inner.ID); co.Version != 2 || co.ErrorsCalculating != 0 {
 			t.Fatalf("not retried: version %d errors %d", co.Version, co.ErrorsCalculating)
 		}
@@ -464,7 +464,7 @@ func TestCohortFirstCalculationRetried(t *testing.T) {
 		if err := env.s.store.CohortCalculationFailed(ctx, b.ID, 1, "engine gone", now.Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		env.s.cohortScheduleTick(ctx, now.Add(20*time.Minute))
+		env.s.cohorts.Tick(ctx, now.Add(20*time.Minute))
 		if co, _ := env.s.store.GetCohort(ctx, p.id, b.ID); co.Version != 1 || co.Count.Int64 != 3 {
 			t.Fatalf("not recalculated: %+v", co)
 		}

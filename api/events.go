@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/api/httpx"
+	"github.com/insightd/insightd/api/ingest"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -48,7 +49,7 @@ func (s *Server) listEvents(c *gin.Context) {
 	if v, ok := params["properties"]; ok && json.Valid([]byte(v)) {
 		refs["properties"] = json.RawMessage(v)
 	}
-	env, err := s.entitiesEnv(c.Request.Context(), p, refs)
+	env, err := s.analysis.Entities(c.Request.Context(), p, refs)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -103,7 +104,7 @@ func (s *Server) getEvent(c *gin.Context) {
 		httpx.WriteError(c, err)
 		return
 	}
-	events, _, err := s.readEvents(c.Request.Context(), p, querybuilder.EventStatement(s.analysisEnv(p), id, f), 1)
+	events, _, err := s.readEvents(c.Request.Context(), p, querybuilder.EventStatement(s.analysis.Env(p), id, f), 1)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -140,7 +141,7 @@ type eventPersonJSON struct {
 // querybuilder.BuildEventsList), keeps the events of its first max rows
 // with their persons, and says whether it gave more rows than that.
 func (s *Server) readEvents(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement, max int) ([]eventJSON, bool, error) {
-	rows, err := s.userQuery(ctx, p.ID, stmt)
+	rows, err := s.analysis.Query(ctx, p.ID, stmt)
 	if err != nil {
 		return nil, false, err
 	}
@@ -200,7 +201,7 @@ func (s *Server) eventPersons(ctx context.Context, team int64, ids []string) (ma
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.userQuery(ctx, team, querybuilder.Statement{
+	rows, err := s.analysis.Query(ctx, team, querybuilder.Statement{
 		SQL: `SELECT id, argMax(properties, version), argMax(is_identified, version) FROM ` + s.cfg.Schema.Persons + `
 WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)}
 GROUP BY id HAVING argMax(is_deleted, version) = 0`,
@@ -221,7 +222,7 @@ GROUP BY id HAVING argMax(is_deleted, version) = 0`,
 // stores valid UTF-8 JSON objects; rows written before it cleaned
 // text are cleaned here the same way.
 func eventProperties(text string) json.RawMessage {
-	b := cleanJSONText([]byte(text))
+	b := ingest.CleanJSONText([]byte(text))
 	if !json.Valid(b) {
 		return json.RawMessage("{}")
 	}

@@ -29,7 +29,9 @@ func TestGroupsListRunsUnderTheEngineLimits(t *testing.T) {
 	if code := getJSON(t, f, path, key, &page); code != 200 || len(page.Results) != 3 {
 		t.Fatalf("within the limits: %d, %d groups", code, len(page.Results))
 	}
-	f.s.cfg.Limits.MaxResultRows = 2
+	l := f.s.cfg.Limits
+	l.MaxResultRows = 2
+	f.s.useLimits(l)
 	r := httptest.NewRequest("GET", path, nil)
 	r.Host = "insightd.test"
 	r.Header.Set("Authorization", "Bearer "+key)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -371,7 +372,7 @@ func TestInsightCancel(t *testing.T) {
 		id := "running-query-1"
 		errc := make(chan error, 1)
 		go func() {
-			ctx := olap.WithQueryID(context.Background(), projectQueryID(f.a.ProjectID, id))
+			ctx := olap.WithQueryID(context.Background(), analysis.ProjectQueryID(f.a.ProjectID, id))
 			_, err := engine.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
 			errc <- err
 		}()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
@@ -132,15 +133,11 @@ func (s *Server) createInsight(c *gin.Context) {
 	httpx.Render(c, http.StatusCreated, insightObject(i, p))
 }
 
-// refreshModes are the values PostHog clients send as refresh: the legacy
-// booleans and the execution modes of newer clients.
-var refreshModes = []string{"true", "false", "1", "0", "blocking", "async", "lazy_async", "force_blocking", "force_async", "force_cache"}
-
 func (s *Server) getInsight(c *gin.Context) {
 	// refresh asks for a recomputed result when the cached one is older
 	// than its refresh window (insightRefreshMode).
-	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(refreshModes, strings.ToLower(v)) {
-		httpx.WriteError(c, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+"."))
+	if v, ok := c.GetQuery("refresh"); ok && !slices.Contains(analysis.RefreshValues, strings.ToLower(v)) {
+		httpx.WriteError(c, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(analysis.RefreshValues, ", ")+"."))
 		return
 	}
 	var fromDashboard int64
@@ -162,7 +159,7 @@ func (s *Server) getInsight(c *gin.Context) {
 		return
 	}
 	out := insightObject(i, p)
-	if err := s.insightResult(c, p, i, d, insightRefreshMode(c.Query("refresh")), &out); err != nil {
+	if err := s.insightResult(c, p, i, d, analysis.InsightRefresh(c.Query("refresh")), &out); err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
@@ -319,19 +316,6 @@ func (s *Server) updateInsightSharing(c *gin.Context) {
 	httpx.Render(c, http.StatusOK, sharingJSON{CreatedAt: sh.CreatedAt, Enabled: sh.Enabled, AccessToken: sh.AccessToken})
 }
 
-// projectQueryID is the ClickHouse query id an analysis of the project
-// runs under for a client's client_query_id. Query ids are global to the
-// engine; prefixing the project keeps a caller from cancelling another
-// project's query by guessing or reusing its id.
-func projectQueryID(projectID int64, clientQueryID string) string {
-	return fmt.Sprintf("p%d_%s", projectID, clientQueryID)
-}
-
-// clientQueryIDMax leaves room for projectQueryID's prefix (a 19-digit
-// project id at most) within olap's 64-character query ids; PostHog
-// clients send UUIDs (36 characters).
-const clientQueryIDMax = 43
-
 func (s *Server) cancelInsightQuery(c *gin.Context) {
 	body, err := jsonObject(c)
 	if err != nil {
@@ -344,16 +328,16 @@ func (s *Server) cancelInsightQuery(c *gin.Context) {
 		httpx.WriteError(c, httpx.Invalid("client_query_id", "client_query_id is required."))
 		return
 	}
-	if json.Unmarshal(raw, &id) != nil || len(id) > clientQueryIDMax || !olap.ValidQueryID(id) {
+	if json.Unmarshal(raw, &id) != nil || len(id) > analysis.ClientQueryIDMax || !olap.ValidQueryID(id) {
 		httpx.WriteError(c, httpx.Invalid("client_query_id", fmt.Sprintf(
-			"client_query_id must be 1 to %d characters of letters, digits, _ and -.", clientQueryIDMax)))
+			"client_query_id must be 1 to %d characters of letters, digits, _ and -.", analysis.ClientQueryIDMax)))
 		return
 	}
 	p, ok := s.pathInsightProject(c)
 	if !ok {
 		return
 	}
-	cancelled, err := s.engine.Cancel(c.Request.Context(), projectQueryID(p.ID, id))
+	cancelled, err := s.engine.Cancel(c.Request.Context(), analysis.ProjectQueryID(p.ID, id))
 	if err != nil {
 		httpx.WriteError(c, err)
 		return

@@ -58,7 +58,7 @@ var defaultDisplayNames = []string{"email", "name", "username"}
 // readPersons runs a persons statement (querybuilder.PersonsColumns) and
 // gives the persons and the total the statement counted.
 func (s *Server) readPersons(ctx context.Context, p *metadata.Project, stmt querybuilder.Statement) ([]personJSON, int, error) {
-	rows, err := s.userQuery(ctx, p.ID, stmt)
+	rows, err := s.analysis.Query(ctx, p.ID, stmt)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -117,7 +117,7 @@ func (s *Server) listPersons(c *gin.Context) {
 	}
 	params := querybuilder.ParseQuery(c.Request.URL.Query())
 	// The cohorts the conditions name (and the test-account filters').
-	env, err := s.entitiesEnv(c.Request.Context(), p, params)
+	env, err := s.analysis.Entities(c.Request.Context(), p, params)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -151,7 +151,7 @@ func (s *Server) getPerson(c *gin.Context) {
 	if !ok {
 		return
 	}
-	persons, _, err := s.readPersons(c.Request.Context(), p, querybuilder.PersonsByID(s.analysisEnv(p), []string{id.String()}))
+	persons, _, err := s.readPersons(c.Request.Context(), p, querybuilder.PersonsByID(s.analysis.Env(p), []string{id.String()}))
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -173,12 +173,12 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 	if !ok {
 		return
 	}
-	stmt, err := querybuilder.PropertyValuesStatement(s.analysisEnv(p), typ, c.Query("key"), c.Query("event"))
+	stmt, err := querybuilder.PropertyValuesStatement(s.analysis.Env(p), typ, c.Query("key"), c.Query("event"))
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
-	rows, err := s.userQuery(c.Request.Context(), p.ID, stmt)
+	rows, err := s.analysis.Query(c.Request.Context(), p.ID, stmt)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -226,7 +226,7 @@ func (s *Server) updatePerson(c *gin.Context) {
 		}
 	}
 	ctx := c.Request.Context()
-	env := s.analysisEnv(p)
+	env := s.analysis.Env(p)
 	persons, _, err := s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
 	if err != nil {
 		httpx.WriteError(c, err)
@@ -244,7 +244,7 @@ func (s *Server) updatePerson(c *gin.Context) {
 		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindUnavailable, Code: "ingestion_unavailable", Detail: "The update could not be stored; try again.", Err: res.Err})
 		return
 	}
-	s.ingest.note(p.ID)
+	s.analysis.Ingest().Note(p.ID)
 	persons, _, err = s.readPersons(ctx, p, querybuilder.PersonsByID(env, []string{id.String()}))
 	if err != nil {
 		httpx.WriteError(c, err)
@@ -285,7 +285,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 		}
 	}
 	ctx := c.Request.Context()
-	env := s.analysisEnv(p)
+	env := s.analysis.Env(p)
 	state, err := s.engine.Query(ctx, querybuilder.PersonStateStatement(env, id.String()))
 	if err != nil {
 		httpx.WriteError(c, err)
@@ -295,7 +295,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 		httpx.WriteError(c, httpx.NotFound())
 		return
 	}
-	rows, err := s.userQuery(ctx, p.ID, querybuilder.PersonMergedStatement(env, id.String()))
+	rows, err := s.analysis.Query(ctx, p.ID, querybuilder.PersonMergedStatement(env, id.String()))
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -313,7 +313,7 @@ func (s *Server) deletePerson(c *gin.Context) {
 	err = s.writer.DeletePerson(ctx, p.ID, func(version uint64) []querybuilder.Statement {
 		return querybuilder.PersonDeleteStatements(env, id.String(), merged, version)
 	}, events)
-	s.ingest.note(p.ID)
+	s.analysis.Ingest().Note(p.ID)
 	if err != nil {
 		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindUnavailable, Code: "ingestion_unavailable", Detail: "The person could not be deleted; try again.", Err: err})
 		return

@@ -42,7 +42,7 @@ func TestActorsCSVOfAStepNobodyReachedIsTheHeaderAlone(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newFunnelEnv(t)
-			env.s.engine = tc.engine(env.s.engine)
+			env.s.useEngine(tc.engine(env.s.engine))
 			p := env.project(t, []refEvent{
 				fev("u1", "A", time.Hour), fev("u1", "B", 2*time.Hour),
 				fev("u2", "A", 3*time.Hour),

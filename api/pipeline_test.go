@@ -73,7 +73,7 @@ func TestCachedAnswersAreServedWithTheEngineDown(t *testing.T) {
 		"date_from": "2026-03-01", "date_to": "2026-03-07"}})
 
 	down := &downEngine{Engine: engine}
-	f.s.engine = down
+	f.s.useEngine(down)
 	for _, r := range requests {
 		for _, query := range []string{"", "?refresh=force_cache", "?format=csv"} {
 			t.Run(r.name+" is answered from the cache"+query, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestValidationErrorsOfEveryKindAre400s(t *testing.T) {
 func TestResultsPastTheBudgetAreRefusedBeforeTheyRun(t *testing.T) {
 	f := newFixture(t)
 	down := &downEngine{Engine: engine}
-	f.s.engine = down
+	f.s.useEngine(down)
 	for _, tc := range []struct {
 		name, route string
 		body        map[string]any

@@ -127,7 +127,7 @@ func (s *Server) createProject(c *gin.Context) {
 		p.GeneratingDemoData = true
 		s.background(func(ctx context.Context) {
 			_, err := runDemo(ctx, s.store, s.writer, s.log, cfg)
-			s.ingest.note(p.ID) // cached results of open ranges are now stale
+			s.analysis.Ingest().Note(p.ID) // cached results of open ranges are now stale
 			if err != nil {
 				s.log.Error("demo data failed", "project_id", p.ID, "error", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
@@ -80,7 +81,7 @@ func (s *Server) query(c *gin.Context) {
 		httpx.WriteError(c, httpx.Invalid("query", "query is required: a query node such as {\"kind\": \"HogQLQuery\", \"query\": \"SELECT ...\"}."))
 		return
 	}
-	if _, err := queryRefreshMode(body.Refresh); err != nil {
+	if _, err := analysis.AnalysisRefresh(string(body.Refresh)); err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
@@ -118,47 +119,26 @@ func clientQueryParams(body queryBody) querybuilder.Params {
 
 // insightQuery answers an insight node as its legacy request.
 func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBody) {
-	node, err := querybuilder.TranslateNode(body.Query, "query")
-	if err != nil {
-		httpx.WriteError(c, err)
-		return
-	}
-	kind, ok := querybuilder.ForSavedInsight(node.Params)
-	if !ok {
-		httpx.WriteError(c, httpx.Invalid("query", "query is not an analysis insightd computes."))
-		return
-	}
 	queryID, err := analysisQueryID(c, p.ID, clientQueryParams(body))
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
-	a, err := s.prepare(c.Request.Context(), p, kind, node.Params)
-	if err != nil {
-		// Problems name the node's fields the client sent, not the
-		// legacy parameters they became.
-		httpx.WriteError(c, querybuilder.NodeErrors(node, err))
-		return
+	mode, _ := analysis.AnalysisRefresh(string(body.Refresh)) // checked by query
+	r, err := s.analysis.Run(c.Request.Context(), analysis.Request{Project: p, Node: body.Query, Refresh: mode, QueryID: queryID})
+	if errors.Is(err, analysis.ErrNotComputed) {
+		err = httpx.Invalid("query", "query is not an analysis insightd computes.")
 	}
-	mode, _ := queryRefreshMode(body.Refresh) // checked by query
-	r, err := s.analysisResult(c.Request.Context(), a.pol, mode, s.compute(a, queryID))
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
-	env := queryEnvelope{Results: json.RawMessage("null"), Timezone: a.q.Base().Location().String(), CacheKey: a.pol.key}
-	if r != nil {
+	env := queryEnvelope{Results: json.RawMessage("null"), Timezone: r.Timezone, CacheKey: r.Key}
+	if r.Raw != nil {
 		at := r.ComputedAt.UTC()
-		env.Results, env.IsCached, env.LastRefresh = r.Result, r.Cached, &at
+		env.Results, env.IsCached, env.LastRefresh = r.Raw, r.Cached, &at
 	}
 	c.JSON(http.StatusOK, env)
-}
-
-// queryRefreshMode reads PostHog's refresh of the query API: blocking
-// (the default) answers a fresh cached result, force_blocking and true
-// recompute, force_cache answers only the cache.
-func queryRefreshMode(raw json.RawMessage) (refreshMode, error) {
-	return analysisRefreshMode(string(raw))
 }
 
 // hogqlQuery runs a HogQLQuery.
@@ -181,7 +161,7 @@ func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMes
 		httpx.WriteError(c, err)
 		return
 	}
-	st, err := querybuilder.BuildHogQL(n.Query, values, s.analysisEnv(p), "query.query")
+	st, err := querybuilder.BuildHogQL(n.Query, values, s.analysis.Env(p), "query.query")
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -200,7 +180,7 @@ func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 	if len(n.Properties) > 0 {
 		params["properties"] = n.Properties
 	}
-	env, err := s.entitiesEnv(c.Request.Context(), p, params)
+	env, err := s.analysis.Entities(c.Request.Context(), p, params)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -217,7 +197,7 @@ func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 // engine and answers its first Limit rows; star marks columns that are
 // an event ("*"), answered as objects; queryID names it (cancel).
 func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr, queryID string) {
-	rows, err := s.userQueryAs(c.Request.Context(), p.ID, queryID, st.Statement)
+	rows, err := s.analysis.QueryAs(c.Request.Context(), p.ID, queryID, st.Statement)
 	if err != nil {
 		httpx.WriteError(c, statementError(err, attr))
 		return
@@ -227,7 +207,7 @@ func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.H
 		types[i] = col.Type
 	}
 	env := hogqlEnvelope{Columns: st.Columns, Types: types, Results: rows.Data, Limit: st.Limit,
-		LastRefresh: time.Now().UTC().Format(time.RFC3339Nano), Timezone: s.analysisEnv(p).Project.Timezone, Query: text}
+		LastRefresh: time.Now().UTC().Format(time.RFC3339Nano), Timezone: s.analysis.Env(p).Project.Timezone, Query: text}
 	if env.Timezone == "" {
 		env.Timezone = "UTC"
 	}

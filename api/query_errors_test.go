@@ -80,7 +80,7 @@ func TestStatementErrorKeepsOtherErrorsTheServers(t *testing.T) {
 		{"SELECT nosuch_column FROM system.one", httpx.KindInvalid},
 		{"SELECT FROM WHERE", httpx.KindInternal},
 	} {
-		_, err := env.s.userQuery(t.Context(), 1, querybuilder.Statement{SQL: tc.sql})
+		_, err := env.s.analysis.Query(t.Context(), 1, querybuilder.Statement{SQL: tc.sql})
 		if err == nil {
 			t.Fatalf("%s ran", tc.sql)
 		}

@@ -11,12 +11,14 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/analysis"
+	"github.com/insightd/insightd/api/cohortcalc"
 	"github.com/insightd/insightd/api/httpx"
+	"github.com/insightd/insightd/api/ingest"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/metrics"
@@ -72,19 +74,16 @@ type Server struct {
 	log    *slog.Logger
 	store  *metadata.Store
 	engine olap.Engine
-	// writer stores captured events (group commit); see capture.go.
+	// writer stores events (group commit): the SDKs' captures, persons'
+	// changes and deletions, demo data.
 	writer *olap.Writer
-	// ingested remembers projects known to have their ingested_event set.
-	ingested sync.Map
-	// groupTypes caches projects' group types for capture (capture_groups.go).
-	groupTypes groupTypeCache
-	// ingest is when each project last received events, which makes
-	// cached results of open ranges stale; flights computes each result
-	// once for concurrent requests; lastPrune is when long-stale cached
-	// results were last deleted (unix ns). See analytics_cache.go.
-	ingest    *ingestClock
-	flights   flightGroup
-	lastPrune atomic.Int64
+	// ingest answers the SDKs: capture, flags, remote config (api/ingest).
+	ingest *ingest.Service
+	// cohorts computes cohorts' members in the background (api/cohortcalc).
+	cohorts *cohortcalc.Calculator
+	// analysis answers every analysis (api/analysis): the legacy
+	// endpoints, saved insights, dashboard tiles and the query API.
+	analysis *analysis.Service
 	// renders keeps dashboards' latest answers (dashboard_render.go).
 	renders renderCache
 
@@ -112,9 +111,12 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	if cfg.Schema.Events == "" {
 		cfg.Schema = engine.Schema()
 	}
-	s := &Server{cfg: cfg, log: log, store: store, engine: engine,
-		writer: olap.NewWriter(engine, log, cfg.Ingest), ingest: newIngestClock()}
+	s := &Server{cfg: cfg, log: log, store: store, engine: engine, writer: olap.NewWriter(engine, log, cfg.Ingest)}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
+	s.analysis = analysis.New(analysis.Config{Schema: cfg.Schema, Limits: cfg.Limits, Metrics: cfg.Metrics, Background: s.background},
+		log, store, engine)
+	s.cohorts = cohortcalc.New(log, store, engine, s.analysis, s.background)
+	s.ingest = ingest.New(ingest.Config{BodyLimit: cfg.BodyLimit, Metrics: cfg.Metrics}, log, store, s.writer, s.analysis.Ingest())
 	s.watchMetrics()
 	return s
 }
@@ -158,7 +160,7 @@ func (s *Server) router() *gin.Engine {
 	if s.cfg.Metrics != nil {
 		r.Use(s.observeRequests)
 	}
-	r.Use(httpx.RequestID(), httpx.LogRequests(s.log), httpx.RecoverPanics(s.log), captureSideCORS, httpx.LimitBody(s.cfg.BodyLimit))
+	r.Use(httpx.RequestID(), httpx.LogRequests(s.log), httpx.RecoverPanics(s.log), ingest.CORS, httpx.LimitBody(s.cfg.BodyLimit))
 	r.NoRoute(func(c *gin.Context) { httpx.WriteError(c, httpx.NotFound()) })
 	r.NoMethod(func(c *gin.Context) {
 		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
@@ -171,8 +173,7 @@ func (s *Server) router() *gin.Engine {
 	s.consoleRoutes(r)
 	r.GET("/api/schema", s.openAPISchema)
 
-	s.captureRoutes(r)
-	s.flagRoutes(r)
+	s.ingest.Routes(r)
 	api := r.Group("/api", s.authenticate, s.noteRenderWrites)
 	s.projectRoutes(api)
 	s.insightRoutes(api)
@@ -220,7 +221,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- srv.Serve(ln) }()
 	schedCtx, stopSchedule := context.WithCancel(s.bgCtx)
 	scheduleDone := make(chan struct{})
-	go func() { defer close(scheduleDone); s.runCohortSchedule(schedCtx) }()
+	go func() { defer close(scheduleDone); s.cohorts.Run(schedCtx) }()
 	defer func() { stopSchedule(); <-scheduleDone }()
 	s.log.Info("serving", "addr", ln.Addr().String())
 	select {

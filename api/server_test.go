@@ -31,6 +31,19 @@ func TestMain(m *testing.M) {
 	olaptest.Main(m, time.Minute, func(e *olap.Embedded) { engine = e })
 }
 
+// useEngine runs the server's statements on e (a wrapper of the shared
+// engine that counts, delays or fails them).
+func (s *Server) useEngine(e olap.Engine) {
+	s.engine = e
+	s.analysis.SetEngine(e)
+}
+
+// useLimits runs the server's statements under l.
+func (s *Server) useLimits(l querybuilder.Limits) {
+	s.cfg.Limits = l
+	s.analysis.SetLimits(l)
+}
+
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func testConfig() Config {

@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // logging errors or retrying. Like capture, they authenticate by the
 // project's token.
 
-func (s *Server) flagRoutes(r *gin.Engine) {
+func (s *Service) flagRoutes(r *gin.Engine) {
 	for _, p := range []string{"/flags", "/decide"} {
 		r.GET(p, s.flags)
 		r.POST(p, s.flags)
@@ -33,7 +33,7 @@ func (s *Server) flagRoutes(r *gin.Engine) {
 // /flags and v4 of /decide add flags, the detailed form. Every key of
 // every version is sent, as empty as the flag set is: a client reads the
 // ones it knows.
-func (s *Server) flags(c *gin.Context) {
+func (s *Service) flags(c *gin.Context) {
 	token, err := flagsToken(c, s.cfg.BodyLimit)
 	if err != nil {
 		httpx.WriteError(c, err)
@@ -75,7 +75,7 @@ func flagsToken(c *gin.Context, limit int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if t := bytes.TrimSpace(cleanJSONText(body)); len(t) > 0 {
+	if t := bytes.TrimSpace(CleanJSONText(body)); len(t) > 0 {
 		var holder struct {
 			Token       json.RawMessage `json:"token"`
 			APIKey      json.RawMessage `json:"api_key"`
@@ -114,7 +114,7 @@ func clientConfig(p *metadata.TokenProject) map[string]any {
 
 // remoteProject is the project of the path's token; 404 otherwise, as
 // for any file that is not there.
-func (s *Server) remoteProject(c *gin.Context) (string, map[string]any, bool) {
+func (s *Service) remoteProject(c *gin.Context) (string, map[string]any, bool) {
 	token := c.Param("token")
 	proj, err := s.tokenProject(c.Request.Context(), token)
 	if err != nil {
@@ -129,7 +129,7 @@ func (s *Server) remoteProject(c *gin.Context) (string, map[string]any, bool) {
 	return token, cfg, true
 }
 
-func (s *Server) remoteConfig(c *gin.Context) {
+func (s *Service) remoteConfig(c *gin.Context) {
 	if _, cfg, ok := s.remoteProject(c); ok {
 		c.JSON(http.StatusOK, cfg)
 	}
@@ -137,7 +137,7 @@ func (s *Server) remoteConfig(c *gin.Context) {
 
 // remoteConfigJS is the same configuration as a script that the SDK loads
 // with a script tag, which hands it over in a global.
-func (s *Server) remoteConfigJS(c *gin.Context) {
+func (s *Service) remoteConfigJS(c *gin.Context) {
 	token, cfg, ok := s.remoteProject(c)
 	if !ok {
 		return

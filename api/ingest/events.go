@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"bytes"
@@ -87,7 +87,7 @@ func parsePayload(body []byte, now time.Time, sent *time.Time) (*payload, error)
 // parsePayloadScan is parsePayload; scan=false leaves scanBatch out (the
 // tests compare the two ways).
 func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*payload, error) {
-	body = cleanJSONText(bytes.TrimSpace(body))
+	body = CleanJSONText(bytes.TrimSpace(body))
 	if len(body) == 0 {
 		return nil, httpx.Invalid("", "The body is empty: send an event or a batch.")
 	}

@@ -1,4 +1,4 @@
-package api
+package analysis
 
 import (
 	"bytes"
@@ -8,14 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
@@ -34,11 +30,11 @@ const (
 	refreshOpenShort = 3 * time.Minute
 	refreshOpen      = 15 * time.Minute
 	refreshClosed    = time.Hour
-	// staleOpen and staleClosed are when any retrieve recomputes. An open
+	// staleOpen and StaleClosed are when any retrieve recomputes. An open
 	// range is stale earlier as soon as the project received events after
 	// the computation started (ingestClock).
 	staleOpen   = time.Hour
-	staleClosed = 24 * time.Hour
+	StaleClosed = 24 * time.Hour
 	// pruneEvery is how often the server deletes results that have been
 	// stale for pruneAfter (relative ranges move on and leave them behind).
 	pruneEvery = time.Hour
@@ -47,55 +43,11 @@ const (
 	// make-up changes (3: action series labelled with the action's own
 	// name, whatever name a request carries).
 	cacheVersion = 3
-	// clockPrecision is how finely a key tells instants of the clock apart
+	// ClockPrecision is how finely a key tells instants of the clock apart
 	// (the ends of a relative hourly range, relative dates in property
 	// conditions): requests within one minute share a result.
-	clockPrecision = time.Minute
+	ClockPrecision = time.Minute
 )
-
-// refreshMode is what a request's refresh parameter asks of the cache.
-type refreshMode int
-
-const (
-	// refreshIfStale answers a cached result unless it is missing or stale.
-	refreshIfStale refreshMode = iota
-	// refreshIfAllowed also recomputes a result older than its refresh
-	// window (next_allowed_client_refresh): the insight's refresh=true.
-	refreshIfAllowed
-	// refreshAlways recomputes: force_blocking, and refresh=true on the
-	// analysis endpoints.
-	refreshAlways
-	// refreshNever answers only what is cached, stale or not: force_cache.
-	refreshNever
-)
-
-// insightRefreshMode reads a retrieve's refresh value (refreshModes).
-func insightRefreshMode(v string) refreshMode {
-	switch strings.ToLower(v) {
-	case "true", "1":
-		return refreshIfAllowed
-	case "force_blocking", "force_async":
-		return refreshAlways
-	case "force_cache":
-		return refreshNever
-	}
-	return refreshIfStale
-}
-
-// analysisRefreshMode reads an analysis request's refresh: any request to
-// refresh recomputes, as PostHog's legacy analysis endpoints do. A value
-// no PostHog client sends is refused naming refresh.
-func analysisRefreshMode(v string) (refreshMode, error) {
-	switch s := strings.ToLower(strings.Trim(v, `" `)); {
-	case s == "true" || s == "1" || s == "force_blocking" || s == "force_async":
-		return refreshAlways, nil
-	case s == "force_cache":
-		return refreshNever, nil
-	case s == "" || s == "null" || slices.Contains(refreshModes, s):
-		return refreshIfStale, nil
-	}
-	return refreshIfStale, httpx.Invalid("refresh", "refresh must be one of "+strings.Join(refreshModes, ", ")+".")
-}
 
 // cachePolicy is what judging a result's age needs to know of its request.
 type cachePolicy struct {
@@ -139,7 +91,7 @@ func (p cachePolicy) staleAt(computedAt time.Time) time.Time {
 	if p.open(computedAt) {
 		return computedAt.Add(staleOpen)
 	}
-	return computedAt.Add(staleClosed)
+	return computedAt.Add(StaleClosed)
 }
 
 // cachedResult is an analysis result and where it came from.
@@ -152,11 +104,11 @@ type cachedResult struct {
 
 // usable reports whether r may answer a request in mode at now, given the
 // project's last ingest.
-func (p cachePolicy) usable(r *metadata.CachedResult, mode refreshMode, now, lastIngest time.Time) bool {
+func (p cachePolicy) usable(r *metadata.CachedResult, mode Refresh, now, lastIngest time.Time) bool {
 	switch mode {
-	case refreshNever:
+	case RefreshNever:
 		return true
-	case refreshAlways:
+	case RefreshAlways:
 		return false
 	}
 	if !now.Before(r.StaleAt) {
@@ -165,23 +117,22 @@ func (p cachePolicy) usable(r *metadata.CachedResult, mode refreshMode, now, las
 	if p.open(r.ComputedAt) && r.ComputedAt.Before(lastIngest) {
 		return false
 	}
-	return mode != refreshIfAllowed || now.Before(p.nextRefresh(r.ComputedAt))
+	return mode != RefreshIfAllowed || now.Before(p.nextRefresh(r.ComputedAt))
 }
 
-// analysisResult answers the policy's result: the cached one when the mode
-// allows it, else computed by run (once for all concurrent requests of the
-// same key) and cached. With refreshNever and nothing cached it returns nil.
-// An answer is timed by its cache outcome: a hit (found cached, also by the
-// second look inside a computation), a miss (this request computed it) or
+// cached answers a's result: the cached one when its refresh allows it,
+// else computed (once for all concurrent requests of the same key) and
+// cached. With RefreshNever and nothing cached it returns nil. An answer
+// is timed by its cache outcome: a hit (found cached, also by the second
+// look inside a computation), a miss (this request computed it) or
 // shared (it waited for another request's computation).
-func (s *Server) analysisResult(ctx context.Context, pol cachePolicy, mode refreshMode,
-	run func(ctx context.Context) (json.RawMessage, error)) (*cachedResult, error) {
+func (s *Service) cached(ctx context.Context, a *Analysis) (*cachedResult, error) {
 	if s.cfg.Metrics == nil {
-		return s.cachedOrComputed(ctx, pol, mode, run, nil)
+		return s.cachedOrComputed(ctx, a, nil)
 	}
 	start := time.Now()
 	var computed atomic.Bool
-	r, err := s.cachedOrComputed(ctx, pol, mode, run, &computed)
+	r, err := s.cachedOrComputed(ctx, a, &computed)
 	if err == nil && r != nil {
 		outcome := metrics.CacheShared
 		if r.Cached {
@@ -189,20 +140,20 @@ func (s *Server) analysisResult(ctx context.Context, pol cachePolicy, mode refre
 		} else if computed.Load() {
 			outcome = metrics.CacheMiss
 		}
-		s.cfg.Metrics.ObserveAnalysis(analysisKind(pol.key), outcome, time.Since(start))
+		s.cfg.Metrics.ObserveAnalysis(a.kind.Name, outcome, time.Since(start))
 	}
 	return r, err
 }
 
-// cachedOrComputed is analysisResult; computed, when given, is set when
-// this caller's run is the one that computes.
-func (s *Server) cachedOrComputed(ctx context.Context, pol cachePolicy, mode refreshMode,
-	run func(ctx context.Context) (json.RawMessage, error), computed *atomic.Bool) (*cachedResult, error) {
-	if mode != refreshAlways {
+// cachedOrComputed is cached; computed, when given, is set when this
+// caller's computation is the one that runs.
+func (s *Service) cachedOrComputed(ctx context.Context, a *Analysis, computed *atomic.Bool) (*cachedResult, error) {
+	pol, mode := a.pol, a.refresh
+	if mode != RefreshAlways {
 		r, err := s.store.CachedResult(ctx, pol.projectID, pol.key)
 		switch {
 		case err == nil:
-			if pol.usable(r, mode, time.Now(), s.ingest.last(pol.projectID)) {
+			if pol.usable(r, mode, time.Now(), s.ingest.Last(pol.projectID)) {
 				return &cachedResult{CachedResult: *r, Cached: true}, nil
 			}
 		case errors.Is(err, metadata.ErrNotFound):
@@ -210,7 +161,7 @@ func (s *Server) cachedOrComputed(ctx context.Context, pol cachePolicy, mode ref
 			// The cache is an optimisation: without it, compute.
 			s.log.Warn("could not read a cached result", "project_id", pol.projectID, "error", err)
 		}
-		if mode == refreshNever {
+		if mode == RefreshNever {
 			if err == nil {
 				return &cachedResult{CachedResult: *r, Cached: true}, nil
 			}
@@ -219,11 +170,11 @@ func (s *Server) cachedOrComputed(ctx context.Context, pol cachePolicy, mode ref
 	}
 	flightKey := strconv.FormatInt(pol.projectID, 10) + "/" + pol.key
 	return s.flights.do(ctx, flightKey, func(ctx context.Context) (*cachedResult, error) {
-		if mode != refreshAlways {
+		if mode != RefreshAlways {
 			// A request that missed the cache just before another one
 			// stored its result finds it here instead of computing again.
 			if r, err := s.store.CachedResult(ctx, pol.projectID, pol.key); err == nil &&
-				pol.usable(r, mode, time.Now(), s.ingest.last(pol.projectID)) {
+				pol.usable(r, mode, time.Now(), s.ingest.Last(pol.projectID)) {
 				return &cachedResult{CachedResult: *r, Cached: true}, nil
 			}
 		}
@@ -233,7 +184,7 @@ func (s *Server) cachedOrComputed(ctx context.Context, pol cachePolicy, mode ref
 		if computed != nil {
 			computed.Store(true)
 		}
-		raw, err := run(ctx)
+		raw, err := s.compute(ctx, a)
 		if err != nil {
 			return nil, err
 		}
@@ -247,13 +198,13 @@ func (s *Server) cachedOrComputed(ctx context.Context, pol cachePolicy, mode ref
 }
 
 // maybePrune deletes long-stale results, at most once per pruneEvery.
-func (s *Server) maybePrune() {
+func (s *Service) maybePrune() {
 	now := time.Now().UnixNano()
 	last := s.lastPrune.Load()
 	if now-last < int64(pruneEvery) || !s.lastPrune.CompareAndSwap(last, now) {
 		return
 	}
-	s.background(func(ctx context.Context) {
+	s.cfg.Background(func(ctx context.Context) {
 		if _, err := s.store.PruneCachedResults(ctx, time.Now().Add(-pruneAfter)); err != nil {
 			s.log.Warn("could not prune cached results", "error", err)
 		}
@@ -312,9 +263,9 @@ func cacheKey(kind string, params querybuilder.Params, sc cacheScope) (string, e
 		Relative     []int64         `json:"relative,omitempty"`
 		Settings     json.RawMessage `json:"settings,omitempty"`
 	}{V: cacheVersion, Kind: kind, Filter: filter, Timezone: sc.Location.String(), WeekStart: sc.Project.WeekStartDay,
-		From: sc.From.Truncate(clockPrecision).UnixMicro(), FromAll: sc.FromAll, To: sc.To.Truncate(clockPrecision).UnixMicro()}
+		From: sc.From.Truncate(ClockPrecision).UnixMicro(), FromAll: sc.FromAll, To: sc.To.Truncate(ClockPrecision).UnixMicro()}
 	for _, t := range sc.Relative {
-		k.Relative = append(k.Relative, t.Truncate(clockPrecision).UnixMicro())
+		k.Relative = append(k.Relative, t.Truncate(ClockPrecision).UnixMicro())
 	}
 	if len(sc.Settings) > 0 {
 		if k.Settings, err = canonicalParams(sc.Settings); err != nil {
@@ -363,108 +314,4 @@ func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.Marshal(v)
-}
-
-// ingestClock remembers when each project last received events through
-// this server, so open ranges computed before are stale. It lives in
-// memory (the capture path writes no PostgreSQL row per request): a
-// restarted server counts every project as having received events at its
-// start, which costs one recomputation of open ranges.
-type ingestClock struct {
-	start time.Time
-	m     sync.Map // project id -> *atomic.Int64 (unix nanoseconds)
-}
-
-func newIngestClock() *ingestClock { return &ingestClock{start: time.Now()} }
-
-// note records that the project's events were just stored.
-func (c *ingestClock) note(projectID int64) {
-	now := time.Now().UnixNano()
-	if v, ok := c.m.Load(projectID); ok {
-		v.(*atomic.Int64).Store(now)
-		return
-	}
-	n := &atomic.Int64{}
-	n.Store(now)
-	if v, loaded := c.m.LoadOrStore(projectID, n); loaded {
-		v.(*atomic.Int64).Store(now)
-	}
-}
-
-// last is when the project last received events, at the earliest the
-// server's start.
-func (c *ingestClock) last(projectID int64) time.Time {
-	if v, ok := c.m.Load(projectID); ok {
-		if t := time.Unix(0, v.(*atomic.Int64).Load()); t.After(c.start) {
-			return t
-		}
-	}
-	return c.start
-}
-
-// flightGroup runs one computation per key at a time; requests for a key
-// already being computed wait for that computation. The computation runs
-// on a context of its own that ends when every request waiting for it has
-// gone, so one caller leaving does not fail the others, and the last one
-// leaving stops the query.
-type flightGroup struct {
-	mu sync.Mutex
-	m  map[string]*flight
-}
-
-type flight struct {
-	done    chan struct{}
-	res     *cachedResult
-	err     error
-	waiters int
-	cancel  context.CancelFunc
-}
-
-func (g *flightGroup) do(ctx context.Context, key string, fn func(ctx context.Context) (*cachedResult, error)) (*cachedResult, error) {
-	g.mu.Lock()
-	if g.m == nil {
-		g.m = map[string]*flight{}
-	}
-	f, ok := g.m[key]
-	if !ok {
-		// The first caller's values (its query id) travel with the
-		// computation; its cancellation does not.
-		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &flight{done: make(chan struct{}), cancel: cancel}
-		g.m[key] = f
-		go g.run(fctx, key, f, fn)
-	}
-	f.waiters++
-	g.mu.Unlock()
-	select {
-	case <-f.done:
-		return f.res, f.err
-	case <-ctx.Done():
-		g.mu.Lock()
-		f.waiters--
-		if f.waiters == 0 {
-			f.cancel()
-			if g.m[key] == f {
-				delete(g.m, key) // a later request starts afresh
-			}
-		}
-		g.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
-func (g *flightGroup) run(ctx context.Context, key string, f *flight, fn func(ctx context.Context) (*cachedResult, error)) {
-	defer func() {
-		if p := recover(); p != nil {
-			f.err = fmt.Errorf("analysis panicked: %v", p)
-		}
-		g.mu.Lock()
-		if g.m[key] == f {
-			delete(g.m, key)
-		}
-		g.mu.Unlock()
-		f.cancel()
-		close(f.done)
-	}()
-	f.res, f.err = fn(ctx)
 }

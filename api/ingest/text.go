@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"bytes"
@@ -16,11 +16,11 @@ import (
 // \uXXXX it replaces.
 var replacementEscape = []byte(`\ufffd`)
 
-// cleanJSONText returns body with each byte that is not UTF-8 replaced
+// CleanJSONText returns body with each byte that is not UTF-8 replaced
 // by U+FFFD (one per byte, as encoding/json decodes them) and each lone
 // surrogate escape replaced by \ufffd. A body that needs neither is
 // returned as is, without a copy: the common case costs one pass.
-func cleanJSONText(body []byte) []byte {
+func CleanJSONText(body []byte) []byte {
 	if utf8.Valid(body) && !hasSurrogateEscape(body) {
 		return body
 	}
@@ -109,7 +109,7 @@ func hex4(b []byte) (rune, bool) {
 // hasSurrogateEscape reports whether body may hold a surrogate escape:
 // \uD800 to \uDFFF, in either case. Surrogate pairs are common (emoji from
 // encoders that escape everything beyond ASCII); only then does
-// cleanJSONText look closer.
+// CleanJSONText look closer.
 func hasSurrogateEscape(body []byte) bool {
 	for i := 0; ; {
 		j := bytes.Index(body[i:], []byte(`\u`))

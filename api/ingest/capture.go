@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"bytes"
@@ -28,19 +28,19 @@ import (
 // the project's api_token, not a personal key.
 var capturePaths = []string{"/batch", "/capture", "/e", "/i/v0/e"}
 
-func (s *Server) captureRoutes(r *gin.Engine) {
+func (s *Service) captureRoutes(r *gin.Engine) {
 	for _, p := range capturePaths {
 		r.POST(p, s.capture)
 	}
 }
 
-// captureSideCORS lets browsers (posthog-js runs on the customer's site)
+// CORS lets browsers (posthog-js runs on the customer's site)
 // call everything outside the personal-key API: capture, flags, remote
 // config, and the errors and 404s of those paths, which a browser would
 // otherwise report as a CORS failure instead of the answer. It runs
 // before every other middleware, so an early 400 or 413 carries the
 // headers too, and answers preflights itself.
-func captureSideCORS(c *gin.Context) {
+func CORS(c *gin.Context) {
 	p := c.Request.URL.Path
 	if p == "/api" || strings.HasPrefix(p, "/api/") || p == "/_health" || p == "/_ready" {
 		c.Next()
@@ -69,7 +69,7 @@ func captureSideCORS(c *gin.Context) {
 }
 
 // capture stores a request's events and answers once they are stored.
-func (s *Server) capture(c *gin.Context) {
+func (s *Service) capture(c *gin.Context) {
 	now := time.Now().UTC()
 	body, err := captureBody(c, s.cfg.BodyLimit)
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Server) capture(c *gin.Context) {
 	}
 	s.cfg.Metrics.IngestEvents(metrics.IngestAccepted, res.Stored)
 	s.cfg.Metrics.IngestEvents(metrics.IngestDeduplicated, res.Duplicates)
-	s.ingest.note(proj.ID) // cached results of open ranges are now stale
+	s.changes.Note(proj.ID) // cached results of open ranges are now stale
 	if !proj.IngestedEvent {
 		if _, done := s.ingested.Load(proj.ID); !done {
 			if err := s.store.MarkIngested(ctx, proj.ID, token); err != nil {
@@ -137,7 +137,7 @@ func (s *Server) capture(c *gin.Context) {
 
 // countCaptureError counts n events refused with err: rejected when the
 // client is at fault (a 4xx), failed when the server is.
-func (s *Server) countCaptureError(err error, n int) {
+func (s *Service) countCaptureError(err error, n int) {
 	if s.cfg.Metrics == nil {
 		return
 	}
@@ -151,7 +151,7 @@ func (s *Server) countCaptureError(err error, n int) {
 // payloadEvents is how many events a refused body held, for the
 // rejected count: a body that cannot be read as events counts as one.
 func payloadEvents(body []byte) int {
-	_, wes, single, err := decodePayload(cleanJSONText(bytes.TrimSpace(body)))
+	_, wes, single, err := decodePayload(CleanJSONText(bytes.TrimSpace(body)))
 	if err != nil || single || len(wes) == 0 {
 		return 1
 	}
@@ -160,7 +160,7 @@ func payloadEvents(body []byte) int {
 
 // tokenProject finds the project a capture-side request's token opens:
 // 401 when there is none, or it is malformed or unknown.
-func (s *Server) tokenProject(ctx context.Context, token string) (metadata.TokenProject, error) {
+func (s *Service) tokenProject(ctx context.Context, token string) (metadata.TokenProject, error) {
 	if token == "" {
 		return metadata.TokenProject{}, &httpx.Error{Kind: httpx.KindUnauthenticated, Code: "missing_api_key",
 			Detail: "No project API key: send it as api_key in the body or as the token query parameter."}

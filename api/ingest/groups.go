@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func (gc *groupTypeCache) index(ctx context.Context, store *metadata.Store, proj
 
 // captureGroups maps the $groups of a project's captured events to
 // $group_N and reads their $groupidentify updates.
-func (s *Server) captureGroups(ctx context.Context, project int64, p *payload) error {
+func (s *Service) captureGroups(ctx context.Context, project int64, p *payload) error {
 	for i := range p.events {
 		c := &p.events[i]
 		identify := c.Event.Event == "$groupidentify"
@@ -91,7 +91,7 @@ func (s *Server) captureGroups(ctx context.Context, project int64, p *payload) e
 	return nil
 }
 
-func (s *Server) eventGroups(ctx context.Context, project int64, c *olap.Capture, identify bool, prefix string) error {
+func (s *Service) eventGroups(ctx context.Context, project int64, c *olap.Capture, identify bool, prefix string) error {
 	var props map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(c.Properties), &props); err != nil {
 		return httpx.Invalid(prefix+"properties", "properties must be a JSON object.")
@@ -140,7 +140,7 @@ func (s *Server) eventGroups(ctx context.Context, project int64, c *olap.Capture
 }
 
 // groupIdentify reads a $groupidentify's group and properties.
-func (s *Server) groupIdentify(ctx context.Context, project int64, props map[string]json.RawMessage, prefix string) (*olap.GroupUpdate, error) {
+func (s *Service) groupIdentify(ctx context.Context, project int64, props map[string]json.RawMessage, prefix string) (*olap.GroupUpdate, error) {
 	typeAttr := prefix + "properties.$group_type"
 	name, ok := jsonString(props["$group_type"])
 	if !ok || name == "" {
@@ -168,7 +168,7 @@ func (s *Server) groupIdentify(ctx context.Context, project int64, props map[str
 }
 
 // groupType is the index of a group type named at attr, created if new.
-func (s *Server) groupType(ctx context.Context, project int64, name, attr string) (int, error) {
+func (s *Service) groupType(ctx context.Context, project int64, name, attr string) (int, error) {
 	switch {
 	case name == "":
 		return 0, httpx.Invalid(attr, "A group type must be a non-empty name.")
