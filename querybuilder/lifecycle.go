@@ -110,6 +110,9 @@ func (q *LifecycleQuery) Build(f Facts) (Statement, error) {
 	return lb.s.statement(sql), nil
 }
 
+// ActorType implements ActorsLister.
+func (q *LifecycleQuery) ActorType(Params) ActorType { return aggregated(q.AggregationGroupTypeIndex) }
+
 // Actors implements ActorsLister: the actors of lifecycle_type (new,
 // returning, resurrecting, dormant) in the bucket starting at
 // target_date.

@@ -89,6 +89,15 @@ func (q *StickinessQuery) Build(f Facts) (Statement, error) {
 	return sb.s.statement(strings.Join(parts, "\nUNION ALL\n")), nil
 }
 
+// ActorType implements ActorsLister.
+func (q *StickinessQuery) ActorType(sel Params) ActorType {
+	e := Entity{}
+	if n, ok := sel.integer("series", &problems{}); ok && n >= 0 && int(n) < len(q.Series) {
+		e = q.Series[n]
+	}
+	return q.actorType(e)
+}
+
 // Actors implements ActorsLister: the actors of series (default 0) and
 // period (0, or 1 the compared one) active in exactly stickiness_days
 // buckets.
