@@ -16,10 +16,13 @@ type StickinessQuery struct {
 }
 
 // stickinessKind answers insights/trend for stickiness requests and
-// computes STICKINESS insights.
+// computes STICKINESS insights. A request lifecycle claims too (insight
+// LIFECYCLE, shown_as Stickiness) is lifecycle's, as it was when the
+// registry's order decided.
 var stickinessKind = Kind{Name: "stickiness", Route: "trend", Insight: "STICKINESS", Persons: "stickiness",
-	Claims: func(p Params) bool { return claims(p, "STICKINESS") },
-	Parse:  func(p Params, env Env) (Query, error) { return ParseStickiness(p, env) }}
+	Claims: func(p Params) bool { return claims(p, "STICKINESS") && !lifecycleKind.Claims(p) },
+	Parse:  func(p Params, env Env) (Query, error) { return ParseStickiness(p, env) },
+	Node:   "StickinessQuery", translate: stickinessNode}
 
 // ParseStickiness reads a stickiness request: a trends request whose
 // maths are ignored but unique_group (which counts groups), without
