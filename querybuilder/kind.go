@@ -257,6 +257,8 @@ var registering sync.Mutex
 // read through the package's node reader). It refuses a kind that would
 // make a lookup ambiguous (a name, insight, node or persons route taken,
 // a second default for a route) or that lacks what its fields promise.
+// Lookups see the kind at once; a server lists its routes when it is
+// built (Routes, PersonsRoutes), so register before building one.
 func Register(k *Kind) (unregister func(), err error) {
 	registering.Lock()
 	defer registering.Unlock()
