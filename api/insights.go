@@ -109,8 +109,8 @@ func insightListFilter(c *gin.Context) (metadata.InsightFilter, error) {
 		return f, err
 	}
 	f.Kind = c.Query("insight")
-	if f.Kind != "" && !slices.Contains(metadata.InsightKinds, strings.ToUpper(f.Kind)) {
-		return f, httpx.Invalid("insight", "insight must be one of "+strings.Join(metadata.InsightKinds, ", ")+".")
+	if f.Kind != "" && !slices.Contains(metadata.InsightKinds(), strings.ToUpper(f.Kind)) {
+		return f, httpx.Invalid("insight", "insight must be one of "+strings.Join(metadata.InsightKinds(), ", ")+".")
 	}
 	return f, nil
 }

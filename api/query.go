@@ -103,8 +103,7 @@ func (s *Server) query(c *gin.Context) {
 			s.eventsQuery(c, p, body.Query, queryID)
 		}
 	default:
-		httpx.WriteError(c, httpx.Invalid("query.kind", fmt.Sprintf("query.kind %q is not supported; use HogQLQuery, EventsQuery, InsightVizNode, "+
-			"TrendsQuery, FunnelsQuery, RetentionQuery, PathsQuery, StickinessQuery or LifecycleQuery.", kind)))
+		httpx.WriteError(c, httpx.Invalid("query.kind", fmt.Sprintf("query.kind %q is not supported; use %s.", kind, querybuilder.SupportedNodeKinds())))
 	}
 }
 

@@ -11,11 +11,14 @@ import (
 
 	"github.com/jmoiron/sqlx/types"
 	"github.com/lib/pq"
+
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // InsightKinds are the analysis kinds an insight's filters may name in
-// "insight" (PostHog's legacy filter kinds, upper case as PostHog stores them).
-var InsightKinds = []string{"TRENDS", "FUNNELS", "RETENTION", "PATHS", "STICKINESS", "LIFECYCLE"}
+// "insight" (PostHog's legacy filter kinds, upper case as PostHog stores
+// them): those of the query builder's registry, which computes them.
+func InsightKinds() []string { return querybuilder.InsightKinds() }
 
 // Limits on insight input, PostHog's column sizes: longer values would be
 // rejected by PostHog's database, so clients never send them.
@@ -195,8 +198,8 @@ func parseFilters(raw json.RawMessage) (any, string) {
 	}
 	if kind, ok := v["insight"]; ok {
 		s, isString := kind.(string)
-		if !isString || !slices.Contains(InsightKinds, strings.ToUpper(s)) {
-			return nil, fmt.Sprintf("filters.insight must be one of %s.", strings.Join(InsightKinds, ", "))
+		if kinds := InsightKinds(); !isString || !slices.Contains(kinds, strings.ToUpper(s)) {
+			return nil, fmt.Sprintf("filters.insight must be one of %s.", strings.Join(kinds, ", "))
 		}
 	}
 	return doc, ""

@@ -14,6 +14,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/jmoiron/sqlx/types"
 	"github.com/lib/pq"
+
+	"github.com/insightd/insightd/querybuilder"
 )
 
 // Insight is a saved (or ad-hoc) analysis of a project, with its creator
@@ -131,11 +133,12 @@ const insightListWhere = ` WHERE i.project_id = $1 AND NOT i.deleted
 // insightKindSQL is the analysis an insight computes, as the list's
 // insight filter names it: its query node's kind when it has one (the
 // query wins over filters), else filters' insight, else TRENDS for
-// filters with events or actions (legacy filters may leave it out).
+// filters with events or actions (legacy filters may leave it out). A
+// node kind is looked up in the registry's nodes ($8) and their insights
+// ($9), bound as arrays (querybuilder.NodeInsights), so the text stays
+// one and a registered kind is classified as TranslateNode computes it.
 const insightKindSQL = `COALESCE(
-		CASE COALESCE(i.query->'source'->>'kind', i.query->>'kind')
-			WHEN 'TrendsQuery' THEN 'TRENDS' WHEN 'FunnelsQuery' THEN 'FUNNELS' WHEN 'RetentionQuery' THEN 'RETENTION'
-			WHEN 'PathsQuery' THEN 'PATHS' WHEN 'StickinessQuery' THEN 'STICKINESS' WHEN 'LifecycleQuery' THEN 'LIFECYCLE' END,
+		($9::text[])[array_position($8::text[], COALESCE(i.query->'source'->>'kind', i.query->>'kind'))],
 		NULLIF(upper(i.filters->>'insight'), ''),
 		CASE WHEN jsonb_typeof(i.filters) = 'object' AND (i.filters ? 'events' OR i.filters ? 'actions') THEN 'TRENDS' END)`
 
@@ -152,9 +155,10 @@ func (s *Store) ListInsights(ctx context.Context, projectID int64, f InsightFilt
 		k := strings.ToUpper(f.Kind)
 		kind = &k
 	}
-	args := []any{projectID, f.ShortID, f.CreatedBy, f.Saved, f.Favorited, search, kind}
+	nodes, insights := querybuilder.NodeInsights()
+	args := []any{projectID, f.ShortID, f.CreatedBy, f.Saved, f.Favorited, search, kind, pq.StringArray(nodes), pq.StringArray(insights)}
 	st, err := s.prepared(ctx, insightSelect+", count(*) OVER () AS total"+insightJoins+insightListWhere+
-		` ORDER BY i.last_modified_at DESC, i.id DESC LIMIT $8 OFFSET $9`)
+		` ORDER BY i.last_modified_at DESC, i.id DESC LIMIT $10 OFFSET $11`)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -236,3 +236,12 @@ func selInt(sel Params, name string, pr *problems) int {
 	}
 	return int(n)
 }
+
+// aggregated is the actor type of a group type index as analyses take
+// it: above 0 that type's groups, else persons (eventSource.actor).
+func aggregated(index int) ActorType {
+	if index > 0 {
+		return GroupActors(index)
+	}
+	return PersonActors
+}

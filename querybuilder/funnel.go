@@ -86,7 +86,8 @@ var windowUnits = map[string]time.Duration{
 // timingKind answers insights/timing.
 var (
 	funnelKind = Kind{Name: "funnel", Route: "funnel", Insight: "FUNNELS", Persons: "funnel",
-		Parse: func(p Params, env Env) (Query, error) { return ParseFunnel(p, env) }}
+		Parse: func(p Params, env Env) (Query, error) { return ParseFunnel(p, env) },
+		Node:  "FunnelsQuery", translate: funnelsNode}
 	timingKind = Kind{Name: "timing", Route: "timing",
 		Parse: func(p Params, env Env) (Query, error) { return ParseTiming(p, env) }}
 )

@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// ActorType implements ActorsLister (and, promoted, for correlation).
+func (q *FunnelQuery) ActorType(Params) ActorType { return aggregated(q.AggregationGroupTypeIndex) }
+
 // Actors implements ActorsLister: the actors who reached step funnel_step
 // (1-based), or with a negative one who reached the step before and not
 // that one (-2: entered and dropped off before step 2), and with a

@@ -2,8 +2,12 @@ package querybuilder
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -68,8 +72,10 @@ type Result interface {
 	Table() (header []string, rows [][]string)
 }
 
-// Kind is one analysis kind: the endpoint and saved insights that ask for
-// it, and how its requests parse.
+// Kind is one analysis kind: the endpoint, saved insights and query node
+// that ask for it, and how its requests parse. Everything else that
+// names kinds (the insight kinds an insight may store, the node kinds
+// the query API answers, the insight list's filter) reads the registry.
 type Kind struct {
 	// Name identifies the kind in cache keys and logs.
 	Name string
@@ -85,21 +91,46 @@ type Kind struct {
 	Persons string
 	// Claims, when set, says whether the kind answers a request on a
 	// route it shares with the route's default kind (the one without
-	// Claims): lifecycle and stickiness share insights/trend.
+	// Claims): lifecycle and stickiness share insights/trend. Claims of
+	// one route do not overlap, so which kind answers does not depend on
+	// the registry's order.
 	Claims func(Params) bool
 	// Parse reads and validates a request.
 	Parse func(Params, Env) (Query, error)
+	// Node is the insight node PostHog names the kind's requests
+	// (TrendsQuery), "" for none. TranslateNode reads one into the legacy
+	// request of the kind's Insight, which a saved insight's query is
+	// listed under too.
+	Node string
+	// translate reads a Node's fields into the legacy parameters
+	// (insight aside, which TranslateNode sets). It reads through the
+	// package's nodeReader, so only this package's kinds have nodes.
+	translate func(r *nodeReader, out Params)
 }
 
-// registry is every analysis kind. A new kind adds its line here; its
-// file defines the Kind (see README.md, "Adding an analysis kind").
-var registry = []*Kind{&trendsKind, &funnelKind, &timingKind, &retentionKind, &lifecycleKind, &stickinessKind, &pathsKind, &correlationKind}
+// registry is every analysis kind, in the order messages list them
+// (InsightKinds, SupportedNodeKinds): a snapshot replaced whole by
+// Register, so that lookups read it without a lock.
+var registry atomic.Pointer[[]*Kind]
+
+// init registers insightd's kinds. A new kind adds its line here; its
+// files define the Kind (see README.md, "Adding an analysis kind"). The
+// list is stored by init, not by an initializer, because node
+// translations reach the registry (a PathsQuery's funnelSource is
+// translated by TranslateNode), which an initializer would make a cycle.
+func init() {
+	registry.Store(&[]*Kind{&trendsKind, &funnelKind, &timingKind, &retentionKind, &pathsKind, &stickinessKind, &lifecycleKind,
+		&correlationKind})
+}
+
+// kinds is the registry's current snapshot, which no one modifies.
+func kinds() []*Kind { return *registry.Load() }
 
 // Routes lists the endpoints the registered kinds answer, sorted.
 func Routes() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, k := range registry {
+	for _, k := range kinds() {
 		if !seen[k.Route] {
 			seen[k.Route] = true
 			out = append(out, k.Route)
@@ -113,7 +144,7 @@ func Routes() []string {
 // the parameters, else the route's default.
 func ForRoute(route string, p Params) (*Kind, bool) {
 	var def *Kind
-	for _, k := range registry {
+	for _, k := range kinds() {
 		switch {
 		case k.Route != route:
 		case k.Claims == nil:
@@ -128,7 +159,7 @@ func ForRoute(route string, p Params) (*Kind, bool) {
 // ForInsight is the kind computing saved insights whose filters.insight
 // is insight (any case).
 func ForInsight(insight string) (*Kind, bool) {
-	for _, k := range registry {
+	for _, k := range kinds() {
 		if k.Insight != "" && strings.EqualFold(k.Insight, insight) {
 			return k, true
 		}
@@ -138,7 +169,7 @@ func ForInsight(insight string) (*Kind, bool) {
 
 // ByName is the kind named name.
 func ByName(name string) (*Kind, bool) {
-	for _, k := range registry {
+	for _, k := range kinds() {
 		if k.Name == name {
 			return k, true
 		}
@@ -172,7 +203,7 @@ func ForSavedInsight(p Params) (*Kind, bool) {
 // ForPersons is the kind whose actors /api/projects/:id/persons/<route>/
 // lists.
 func ForPersons(route string) (*Kind, bool) {
-	for _, k := range registry {
+	for _, k := range kinds() {
 		if k.Persons != "" && k.Persons == route {
 			return k, true
 		}
@@ -183,11 +214,95 @@ func ForPersons(route string) (*Kind, bool) {
 // PersonsRoutes lists the persons routes of the registered kinds.
 func PersonsRoutes() []string {
 	var out []string
-	for _, k := range registry {
+	for _, k := range kinds() {
 		if k.Persons != "" {
 			out = append(out, k.Persons)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// InsightKinds lists the filters.insight values of the registered kinds
+// (upper case, as PostHog stores them), in the registry's order: what a
+// saved insight's filters may name.
+func InsightKinds() []string {
+	var out []string
+	for _, k := range kinds() {
+		if k.Insight != "" && !slices.Contains(out, k.Insight) {
+			out = append(out, k.Insight)
+		}
+	}
+	return out
+}
+
+// NodeInsights lists the registered kinds' insight nodes and, at the same
+// index, the filters.insight each computes: how a saved insight's query
+// node is classified.
+func NodeInsights() (nodes, insights []string) {
+	for _, k := range kinds() {
+		if k.Node != "" {
+			nodes, insights = append(nodes, k.Node), append(insights, k.Insight)
+		}
+	}
+	return nodes, insights
+}
+
+// registering serializes Register's writers; readers take the snapshot.
+var registering sync.Mutex
+
+// Register adds k to the registry, after the kinds there, until
+// unregister is called: for tests that need a kind of their own, and for
+// kinds defined outside this package (which have no Node: translations
+// read through the package's node reader). It refuses a kind that would
+// make a lookup ambiguous (a name, insight, node or persons route taken,
+// a second default for a route) or that lacks what its fields promise.
+// Lookups see the kind at once; a server lists its routes when it is
+// built (Routes, PersonsRoutes), so register before building one.
+func Register(k *Kind) (unregister func(), err error) {
+	registering.Lock()
+	defer registering.Unlock()
+	current := kinds()
+	if err := k.check(current); err != nil {
+		return nil, err
+	}
+	next := append(slices.Clip(current), k)
+	registry.Store(&next)
+	return func() {
+		registering.Lock()
+		defer registering.Unlock()
+		rest := slices.DeleteFunc(slices.Clone(kinds()), func(o *Kind) bool { return o == k })
+		registry.Store(&rest)
+	}, nil
+}
+
+// check reports what keeps k from joining the kinds others: every lookup
+// of the registry finds at most one kind.
+func (k *Kind) check(others []*Kind) error {
+	switch {
+	case k.Name == "" || k.Route == "" || k.Parse == nil:
+		return fmt.Errorf("kind %q: a kind needs a Name, a Route and Parse", k.Name)
+	case k.Insight != strings.ToUpper(k.Insight):
+		return fmt.Errorf("kind %s: Insight %q is upper case, as saved insights store it", k.Name, k.Insight)
+	case (k.Node == "") != (k.translate == nil):
+		return fmt.Errorf("kind %s: a Node and its translation come together", k.Name)
+	case k.Node != "" && (k.Insight == "" || k.Node == "InsightVizNode"):
+		return fmt.Errorf("kind %s: node %q needs an Insight to translate to, and a name of its own", k.Name, k.Node)
+	}
+	for _, o := range others {
+		taken := func(a, b string) bool { return a != "" && strings.EqualFold(a, b) }
+		switch {
+		case o == k || o.Name == k.Name:
+			return fmt.Errorf("kind %s is registered already", k.Name)
+		case taken(k.Insight, o.Insight):
+			return fmt.Errorf("kind %s: insight %s is kind %s's", k.Name, k.Insight, o.Name)
+		case taken(k.Node, o.Node):
+			return fmt.Errorf("kind %s: node %s is kind %s's", k.Name, k.Node, o.Name)
+		case taken(k.Persons, o.Persons):
+			return fmt.Errorf("kind %s: persons route %s is kind %s's", k.Name, k.Persons, o.Name)
+		case k.Claims == nil && o.Claims == nil && k.Route == o.Route:
+			return fmt.Errorf("kind %s: route %s answers kind %s unless claimed", k.Name, k.Route, o.Name)
+		}
+	}
+	return nil
 }

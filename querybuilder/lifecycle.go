@@ -23,7 +23,8 @@ var lifecycleStatuses = []string{"new", "returning", "resurrecting", "dormant"}
 // computes LIFECYCLE insights.
 var lifecycleKind = Kind{Name: "lifecycle", Route: "trend", Insight: "LIFECYCLE", Persons: "lifecycle",
 	Claims: func(p Params) bool { return claims(p, "LIFECYCLE") },
-	Parse:  func(p Params, env Env) (Query, error) { return ParseLifecycle(p, env) }}
+	Parse:  func(p Params, env Env) (Query, error) { return ParseLifecycle(p, env) },
+	Node:   "LifecycleQuery", translate: lifecycleNode}
 
 // claims reports a request of the trends route that asks for another
 // analysis: insight (any case) or the legacy shown_as naming it.
@@ -109,6 +110,9 @@ func (q *LifecycleQuery) Build(f Facts) (Statement, error) {
 		" AS st\nGROUP BY bucket, status"
 	return lb.s.statement(sql), nil
 }
+
+// ActorType implements ActorsLister.
+func (q *LifecycleQuery) ActorType(Params) ActorType { return aggregated(q.AggregationGroupTypeIndex) }
 
 // Actors implements ActorsLister: the actors of lifecycle_type (new,
 // returning, resurrecting, dormant) in the bucket starting at

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,33 +54,36 @@ func NodeErrors(node *InsightNode, err error) error {
 	return errors.Join(out...)
 }
 
-// nodeKinds are the insight nodes PostHog names.
-var nodeKinds = []string{"FunnelsQuery", "LifecycleQuery", "PathsQuery", "RetentionQuery", "StickinessQuery", "TrendsQuery"}
-
-// nodeTranslation is an insight node's translation (a function, not a
-// map, since a PathsQuery translates a FunnelsQuery inside it).
-func nodeTranslation(kind string) func(r *nodeReader, out Params) {
-	switch kind {
-	case "TrendsQuery":
-		return trendsNode
-	case "FunnelsQuery":
-		return funnelsNode
-	case "RetentionQuery":
-		return retentionNode
-	case "PathsQuery":
-		return pathsNode
-	case "StickinessQuery":
-		return stickinessNode
-	case "LifecycleQuery":
-		return lifecycleNode
+// nodeKind is the registered kind whose insight node is named node.
+func nodeKind(node string) (*Kind, bool) {
+	for _, k := range kinds() {
+		if k.Node != "" && k.Node == node {
+			return k, true
+		}
 	}
-	return nil
+	return nil, false
 }
 
 // IsInsightNode reports whether kind names an insight node (or the
 // InsightVizNode around one).
 func IsInsightNode(kind string) bool {
-	return nodeTranslation(kind) != nil || kind == "InsightVizNode"
+	_, ok := nodeKind(kind)
+	return ok || kind == "InsightVizNode"
+}
+
+// SupportedNodeKinds lists the node kinds POST query/ answers, as an
+// error message names them: HogQL and events queries, the viz node and
+// every registered insight node.
+func SupportedNodeKinds() string {
+	nodes, _ := NodeInsights()
+	all := append([]string{"HogQLQuery", "EventsQuery", "InsightVizNode"}, nodes...)
+	return strings.Join(all[:len(all)-1], ", ") + " or " + all[len(all)-1]
+}
+
+// nodeKindList is the insight nodes for a message, sorted.
+func nodeKindList() string {
+	nodes, _ := NodeInsights()
+	return strings.Join(slices.Sorted(slices.Values(nodes)), ", ")
 }
 
 // NodeKind reads a node's kind ("" when raw is not an object with one).
@@ -120,22 +124,20 @@ func TranslateNode(raw json.RawMessage, path string) (*InsightNode, error) {
 		r = src
 	}
 	kind := r.kind()
-	translate := nodeTranslation(kind)
-	if translate == nil {
+	k, ok := nodeKind(kind)
+	if !ok {
 		pr.add(r.path+".kind", "%s.kind %q is not an insight query; use one of %s", r.path, kind, nodeKindList())
 		return nil, pr.err()
 	}
-	out := Params{}
+	out := Params{"insight": mustMarshal(k.Insight)}
 	r.top = out
-	translate(r, out)
+	k.translate(r, out)
 	r.done()
 	if !pr.ok() {
 		return nil, pr.err()
 	}
 	return &InsightNode{Kind: kind, Params: out, Origins: r.origins}, nil
 }
-
-func nodeKindList() string { return strings.Join(nodeKinds, ", ") }
 
 // nodeReader reads one JSON object of a node: each field it reads or
 // ignores is marked, and done reports the rest as unknown.

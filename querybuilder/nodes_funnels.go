@@ -1,14 +1,10 @@
 package querybuilder
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // funnelsNode translates a FunnelsQuery: its series are the steps,
 // funnelsFilter the legacy funnel_* fields.
 func funnelsNode(r *nodeReader, out Params) {
-	out["insight"] = json.RawMessage(`"FUNNELS"`)
 	r.series(out)
 	r.common(out)
 	r.breakdown(out)

@@ -1,12 +1,9 @@
 package querybuilder
 
-import "encoding/json"
-
 // pathsNode translates a PathsQuery: pathsFilter's fields, and
 // funnelPathsFilter, whose funnelSource is a FunnelsQuery translated to
 // the legacy funnel_filter.
 func pathsNode(r *nodeReader, out Params) {
-	out["insight"] = json.RawMessage(`"PATHS"`)
 	r.common(out)
 	if f := r.object("pathsFilter"); f != nil {
 		for field, param := range map[string]string{

@@ -5,7 +5,6 @@ import "encoding/json"
 // retentionNode translates a RetentionQuery: retentionFilter's period,
 // intervals, type and entities.
 func retentionNode(r *nodeReader, out Params) {
-	out["insight"] = json.RawMessage(`"RETENTION"`)
 	r.common(out)
 	r.breakdown(out)
 	f := r.object("retentionFilter")

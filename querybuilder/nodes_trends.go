@@ -8,7 +8,6 @@ import (
 // trendsNode translates a TrendsQuery: trendsFilter's display and
 // formula, compareFilter, breakdownFilter.
 func trendsNode(r *nodeReader, out Params) {
-	out["insight"] = json.RawMessage(`"TRENDS"`)
 	r.series(out)
 	r.common(out)
 	r.breakdown(out)
@@ -53,7 +52,6 @@ func trendsNode(r *nodeReader, out Params) {
 // stickinessNode translates a StickinessQuery: a trends request of
 // insight STICKINESS.
 func stickinessNode(r *nodeReader, out Params) {
-	out["insight"] = json.RawMessage(`"STICKINESS"`)
 	r.series(out)
 	r.common(out)
 	r.compare(out)
@@ -83,7 +81,6 @@ func stickinessNode(r *nodeReader, out Params) {
 // LIFECYCLE. toggledLifecycles only hides statuses in a chart: every
 // status is answered.
 func lifecycleNode(r *nodeReader, out Params) {
-	out["insight"] = json.RawMessage(`"LIFECYCLE"`)
 	r.series(out)
 	r.common(out)
 	f := r.object("lifecycleFilter")

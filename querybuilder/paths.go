@@ -65,7 +65,8 @@ const (
 
 // pathsKind answers insights/path and computes PATHS insights.
 var pathsKind = Kind{Name: "paths", Route: "path", Insight: "PATHS", Persons: "path",
-	Parse: func(p Params, env Env) (Query, error) { return ParsePaths(p, env) }}
+	Parse: func(p Params, env Env) (Query, error) { return ParsePaths(p, env) },
+	Node:  "PathsQuery", translate: pathsNode}
 
 // ParsePaths reads a paths request from its parameters in env.
 func ParsePaths(p Params, env Env) (*PathsQuery, error) {

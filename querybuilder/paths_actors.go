@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// ActorType implements ActorsLister.
+func (q *PathsQuery) ActorType(Params) ActorType { return aggregated(q.AggregationGroupTypeIndex) }
+
 // Actors implements ActorsLister: the actors behind paths, with PostHog's
 // selection (its paths persons): path_start_key and path_end_key, edge
 // ends as answered ("{i}_{item}"), the actors of a path taking the edge

@@ -43,7 +43,8 @@ const (
 
 // retentionKind answers insights/retention and computes RETENTION insights.
 var retentionKind = Kind{Name: "retention", Route: "retention", Insight: "RETENTION", Persons: "retention",
-	Parse: func(p Params, env Env) (Query, error) { return ParseRetention(p, env) }}
+	Parse: func(p Params, env Env) (Query, error) { return ParseRetention(p, env) },
+	Node:  "RetentionQuery", translate: retentionNode}
 
 // retentionPeriods are the period parameter's values (any case).
 var retentionPeriods = map[string]Interval{"hour": IntervalHour, "day": IntervalDay, "week": IntervalWeek, "month": IntervalMonth}

@@ -52,6 +52,9 @@ func (q *RetentionQuery) builder(f Facts) *retentionBuilder {
 	return rb
 }
 
+// ActorType implements ActorsLister.
+func (q *RetentionQuery) ActorType(Params) ActorType { return aggregated(q.AggregationGroupTypeIndex) }
+
 // Actors implements ActorsLister: the actors of cohort selected_interval
 // (with returning_interval, those of its cell) and, broken down, of
 // breakdown_value, each with its appearances (a third column: 0 or 1 per

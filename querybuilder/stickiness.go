@@ -16,10 +16,13 @@ type StickinessQuery struct {
 }
 
 // stickinessKind answers insights/trend for stickiness requests and
-// computes STICKINESS insights.
+// computes STICKINESS insights. A request lifecycle claims too (insight
+// LIFECYCLE, shown_as Stickiness) is lifecycle's, as it was when the
+// registry's order decided.
 var stickinessKind = Kind{Name: "stickiness", Route: "trend", Insight: "STICKINESS", Persons: "stickiness",
-	Claims: func(p Params) bool { return claims(p, "STICKINESS") },
-	Parse:  func(p Params, env Env) (Query, error) { return ParseStickiness(p, env) }}
+	Claims: func(p Params) bool { return claims(p, "STICKINESS") && !lifecycleKind.Claims(p) },
+	Parse:  func(p Params, env Env) (Query, error) { return ParseStickiness(p, env) },
+	Node:   "StickinessQuery", translate: stickinessNode}
 
 // ParseStickiness reads a stickiness request: a trends request whose
 // maths are ignored but unique_group (which counts groups), without
@@ -87,6 +90,15 @@ func (q *StickinessQuery) Build(f Facts) (Statement, error) {
 			"\n)\nGROUP BY period, buckets"
 	}
 	return sb.s.statement(strings.Join(parts, "\nUNION ALL\n")), nil
+}
+
+// ActorType implements ActorsLister.
+func (q *StickinessQuery) ActorType(sel Params) ActorType {
+	e := Entity{}
+	if n, ok := sel.integer("series", &problems{}); ok && n >= 0 && int(n) < len(q.Series) {
+		e = q.Series[n]
+	}
+	return q.actorType(e)
 }
 
 // Actors implements ActorsLister: the actors of series (default 0) and

@@ -85,7 +85,8 @@ func knownMath(m string) bool {
 
 // trendsKind answers insights/trend and computes TRENDS insights.
 var trendsKind = Kind{Name: "trends", Route: "trend", Insight: "TRENDS", Persons: "trends",
-	Parse: func(p Params, env Env) (Query, error) { return ParseTrends(p, env) }}
+	Parse: func(p Params, env Env) (Query, error) { return ParseTrends(p, env) },
+	Node:  "TrendsQuery", translate: trendsNode}
 
 // ParseTrends reads a trends request from its parameters in env. Every
 // problem found is returned, joined, as *ValidationError values naming

@@ -5,6 +5,25 @@ import (
 	"time"
 )
 
+// ActorType implements ActorsLister: a series' actor column (sessions
+// for unique_session, groups for unique_group or a group aggregation),
+// else persons.
+func (q *TrendsQuery) ActorType(sel Params) ActorType {
+	e := Entity{}
+	if n, ok := sel.integer("series", &problems{}); ok && n >= 0 && int(n) < len(q.Series) {
+		e = q.Series[n]
+	}
+	switch {
+	case e.Math == "unique_session":
+		return ActorType{Kind: ActorSession}
+	case e.Math == "unique_group":
+		return GroupActors(e.MathGroupTypeIndex)
+	case q.AggregationGroupTypeIndex > 0:
+		return GroupActors(q.AggregationGroupTypeIndex)
+	}
+	return PersonActors
+}
+
 // Actors implements ActorsLister: the actors behind one point of a
 // series (series, period, bucket key, breakdown_value), read as the
 // series reads its events: those in the bucket (the whole period for
