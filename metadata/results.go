@@ -50,7 +50,8 @@ func (s *Store) PutCachedResult(ctx context.Context, projectID int64, key string
 		return err
 	}
 	// As bytes, which the driver sends as they are (a string it copies
-	// into bytes first): a result at the budget's edge is tens of MB.
+	// into bytes first): a result at the budget's edge is large
+	// (benchmarks/results/reliability.md).
 	_, err = st.ExecContext(ctx, projectID, key, []byte(r.Result), r.ComputedAt, r.StaleAt)
 	// Even on an error: the row may have been written.
 	s.RenderChanged(projectID)

@@ -329,8 +329,9 @@ func (w *Writer) loop() {
 // gather waits up to Linger for more requests to join first's insert,
 // and past it for as long as busy says every insert is taken: the batch
 // could not be written sooner, and each insert costs the engine a part
-// (several milliseconds of CPU whatever its size) and later merges, so
-// under load fewer, larger inserts store more events per second.
+// (a fixed CPU cost whatever its size: benchmarks/results/ingestion.md)
+// and later merges, so under load fewer, larger inserts store more
+// events per second.
 // Batches that finish meanwhile are settled.
 func (w *Writer) gather(first *writeRequest, written <-chan *batch, settle func(*batch), busy func() bool) []*writeRequest {
 	group := []*writeRequest{first}

@@ -224,7 +224,8 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 
 // jsonLines writes values as JSONEachRow text. Lists of keys travel to the
 // engine this way, as one String parameter read with format(): the engine
-// parses an Array parameter of thousands of values 3 to 5 times slower.
+// parses an Array parameter of thousands of values far more slowly
+// (benchmarks/results/ingestion.md).
 func jsonLines(values []any) (string, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -239,8 +240,8 @@ func jsonLines(values []any) (string, error) {
 // storedUUIDs finds which of the events at idx (those whose uuid the
 // client chose) are already stored, by point lookups in event_uuids. The
 // keys travel as TSV text in one parameter (numbers and uuids need no
-// escaping), the cheapest form for the engine to read: about 4 ms for
-// 4 000 keys.
+// escaping), the cheapest form for the engine to read
+// (benchmarks/results/ingestion.md).
 func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (map[teamUUID]bool, error) {
 	if len(idx) == 0 {
 		return nil, nil

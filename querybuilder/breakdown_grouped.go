@@ -5,16 +5,14 @@ import (
 	"strings"
 )
 
-// A total or sum broken down by properties adds up: events can be
-// counted per raw value of what the breakdown reads first, and the
-// breakdown value computed once per grouped row afterwards (a distinct
-// count too, as sets of actors that merge: foldedBreakdown). The
-// 100M-event benchmark (benchmarks/results/breakdowns.md) shows why:
-// computing the value per event costs more than the grouping itself. A
-// function of a LowCardinality column gives up its dictionary as soon as
-// it is wrapped for HogQL's NULLs (lower(properties.$browser): 2.3x the
-// plain breakdown), two properties' JSON list per event 8x, a group's
-// property joined per event 2.4x.
+// A total or sum broken down by properties adds up: events can be counted
+// per raw value of what the breakdown reads first, and the breakdown
+// value computed once per grouped row afterwards (a distinct count too,
+// as sets of actors that merge: foldedBreakdown). Computing the value per
+// event costs more than the grouping itself: a function of a
+// LowCardinality column gives up its dictionary as soon as it is wrapped
+// for HogQL's NULLs, two properties become a JSON list per event, a
+// group's property a join per event (benchmarks/results/breakdowns.md).
 //
 // groupedBreakdown is that plan: the keys events group by, and the value
 // computed from the keys' columns in the grouped result.
@@ -117,14 +115,11 @@ func keyColumn(prefix string, i int) string {
 	return prefix + "_" + strconv.Itoa(i)
 }
 
-// hashed reports whether key i groups by its hash. Grouping events by
-// (day, LowCardinality, LowCardinality) costs the engine about twice
-// grouping by (day, one LowCardinality column): it serializes the texts.
-// A hash of a LowCardinality column is computed on its dictionary, and
-// grouping by fixed-width numbers costs what grouping by one column does
-// (22.6M events by $browser and $os: 2.1x the plain breakdown's CPU
-// grouped by the texts, 1.2x by their hashes, 1.36x with the check of
-// collisionCheck). One key, or a number, groups as it is.
+// hashed reports whether key i groups by its hash; one key, or a number,
+// groups as it is. Grouping events by several LowCardinality columns
+// serializes their texts, while a hash of one is computed on its
+// dictionary and grouping fixed-width numbers costs about what grouping
+// one column does (benchmarks/results/breakdowns.md).
 func (g *groupedBreakdown) hashed(i int) bool {
 	return len(g.keys) > 1 && !g.keys[i].numeric
 }
@@ -166,7 +161,7 @@ func (g *groupedBreakdown) groupKeys() (keys, aggregates []string) {
 // independent hash (sipHash64) differs within it. Texts the check
 // misses would need both 64-bit hashes equal, the odds of the 128-bit
 // session keys (sessions.go). Comparing the texts themselves (min and
-// max per group) cost 0.9x the plain breakdown more on 22.6M events.
+// max per group) costs far more (benchmarks/results/breakdowns.md).
 // "" when no key is hashed.
 func (g *groupedBreakdown) collisionCheck() string {
 	var differ []string

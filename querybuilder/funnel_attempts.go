@@ -250,9 +250,8 @@ func valueAt(j int) string {
 // event's number in arrival order. Times and masks are sorted together
 // (zipped: one sort) by time alone unless two events share a time; only
 // an actor with such a tie sorts by (time, uuid). The three arrays and
-// the Int64 sort replaced one array of UInt256 (time, uuid, mask) keys:
-// on the 100M-event set the 3-step funnel went from 3.88x the floor's CPU
-// to 3.58x in the same rounds (benchmarks/results/funnels.md, run G).
+// the Int64 sort cost less than one array of UInt256 (time, uuid, mask)
+// keys sorted whole (benchmarks/results/funnels.md, run G).
 func (fb *funnelBuilder) sortedEvents(a *attempt) {
 	// by_time zips the times with the carried arrays; a tie sorts the
 	// carried arrays alone (one array, or zipped).

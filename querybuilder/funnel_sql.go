@@ -23,7 +23,7 @@ import (
 //     reaches, with the time and position of each step of the counted
 //     attempt, computed with vectorised array functions (arrayFill,
 //     arrayCumSum), never arrayFold, which runs its lambda once per
-//     element and is tens of times slower here.
+//     element and is far slower here (benchmarks/results/funnels.md).
 //  4. the visualisation's aggregate: step counts and conversion times,
 //     conversion rates per bucket, or time-to-convert bins.
 //

@@ -65,12 +65,9 @@ LEFT JOIN (
 // read the value (arrayElement(values, number), empty for 0: no group,
 // or one never identified).
 //
-// The events are looked up by a hash of their key, not the key: on the
-// 100M-event benchmark (22.6M events in 30 days, 50 000 groups) the
-// statement with the String transform cost 1.47x the plain breakdown's
-// CPU, with the UInt64 one 1.22x: about 11 ns an event to hash the key
-// and 18 to look it up, against 38 to look the text up; with the hash
-// stored on the event (groupHashColumns) 0.95x
+// The events are looked up by a hash of their key, not the key: hashing
+// and looking up a number costs less per event than looking up the text,
+// and reading the hash stored on the event (groupHashColumns) less still
 // (benchmarks/results/breakdowns.md). That is exact only if no key an
 // event can carry shares its hash with a group's key, nor with the empty
 // key of events without a group. The lookup checks it over every key
@@ -86,13 +83,11 @@ LEFT JOIN (
 // that group key's.
 //
 // Both tables are read FINAL (one row per group, its highest version;
-// one per key): on 50 000 groups the lookup took 21 ms grouping the
-// versions by key with argMax, 14 ms with FINAL, and the check 19 ms
-// grouping the keys of groups and of events, 9 ms with FINAL on one
-// table; lookup and check together 0.83x the former lookup alone. The
-// statement waits for both before it reads an event. Values are grouped
-// with their keys so that key and number come from the same row: the
-// statement depends on no order of rows.
+// one per key), cheaper than grouping versions by key with argMax
+// (benchmarks/results/breakdowns.md). The statement waits for both
+// before it reads an event. Values are grouped with their keys so that
+// key and number come from the same row: the statement depends on no
+// order of rows.
 func groupLookup(sc *scope, index int, key string) string {
 	prop := sc.str(key)
 	where := "WHERE team_id = {team:Int64} AND group_type_index = " + sc.bind("UInt8", index)
@@ -117,9 +112,8 @@ func groupValueKey(lookup string, index int) string {
 }
 
 // groupHashColumns are the events' cityHash64 of each $group_N, kept on
-// the event (migrations/clickhouse 0011): reading the 8 bytes instead of
-// hashing the key's text took the 30-day breakdown by a group property on
-// the 100M-event set from 1.25x the plain breakdown's CPU to 0.95x.
+// the event (migrations/clickhouse 0011): reading the 8 bytes is cheaper
+// than hashing the key's text per event (benchmarks/results/breakdowns.md).
 var groupHashColumns = [maxGroupTypeIndex + 1]string{"e.mat_group_0_hash", "e.mat_group_1_hash", "e.mat_group_2_hash", "e.mat_group_3_hash", "e.mat_group_4_hash"}
 
 // groupText is a group property of the event's group of type index as

@@ -212,7 +212,7 @@ func (q *LifecycleQuery) builder(f Facts) (*lifecycleBuilder, error) {
 // before the range), actors grouped by (bits, creation bucket), and each
 // group's buckets where it was active or active the bucket before given a
 // status. One filter and one multiIf per group measured faster than a
-// bit mask per status (0.49 against 0.63 s on the 30-day benchmark).
+// bit mask per status (benchmarks/results/retention.md).
 func lifecycleBits(perActor, n string) string {
 	groups := "SELECT act, cp, count() AS c\nFROM (\n" + indent(perActor) + "\n)\nGROUP BY act, cp"
 	bit := func(b string) string { return "bitAnd(bitShiftRight(act, " + b + "), 1) = 1" }

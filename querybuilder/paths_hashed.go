@@ -3,11 +3,11 @@ package querybuilder
 // Paths over item hashes (every paths statement but the actors behind a
 // path, which read the text: PathsQuery.Actors). Each actor's items are
 // grouped as 64-bit hashes of their text (pathItemHash), not as the
-// text: grouping a week of pageviews' times and texts into arrays
-// costs as much as the whole floor (benchmarks/results/paths.md), and
-// grouping numbers about half of it. Sorting, compacting and counting then
-// move 8 bytes an event instead of a string; the edges counted are named
-// once, from the range's distinct items.
+// text: grouping texts into arrays costs as much as the whole floor,
+// grouping numbers far less (benchmarks/results/paths.md, "Items as
+// hashes"). Sorting, compacting and counting then move 8 bytes an event
+// instead of a string; the edges counted are named once, from the
+// range's distinct items.
 //
 // That is exact only if no two items of the range share a hash: two that
 // did would count as one, and compaction would fold them into one step.
@@ -30,11 +30,6 @@ package querybuilder
 // The names scan leaves out the request's properties and exclusions: on
 // a narrow property filter over a range with many distinct items it can
 // cost more than it saves.
-//
-// On the 100M-event set (7 days, 5 steps, 5.4 M pageviews, 17 distinct
-// URLs; scratch timer, FORMAT Null, CPU against the floor in the same
-// rounds): the text statement 1.53-1.58, this one 1.23 with the names
-// and check, 1.07-1.13 without.
 
 import "strings"
 

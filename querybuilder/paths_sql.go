@@ -122,18 +122,17 @@ func (q *PathsQuery) edges(paths string, actor bool) string {
 
 // flatEdges is steps 3 and 4 without start and end points, on each
 // actor's whole arrays rather than a row per path: most paths are one
-// event (a week of pageviews: 3.4 M paths of 5.4 M events, 0.34 M of
-// more than one item), and splitting them into rows cost more than the
-// rest of the statement. Per event: whether it starts a path (the first,
-// or 30 minutes after the one before) or ends one; kept if it ends its
-// path or the next item differs (a run keeps its last event); pos, its
-// position among its path's kept events. An edge runs from a kept event
-// at pos 1 to step_limit - 1 that does not end its path to the next kept
-// one (pos 2 to step_limit): filtered apart, the i-th from and the i-th
-// to are one edge. The columns are i (the from pos), from_item, to_item
-// and d (microseconds apart). The lambdas take only arrays as arguments:
-// one that reads another array of the row makes the engine copy that
-// array for every element.
+// event, and splitting them into rows cost more than the rest of the
+// statement (benchmarks/results/paths.md). Per event: whether it starts a
+// path (the first, or 30 minutes after the one before) or ends one; kept
+// if it ends its path or the next item differs (a run keeps its last
+// event); pos, its position among its path's kept events. An edge runs
+// from a kept event at pos 1 to step_limit - 1 that does not end its path
+// to the next kept one (pos 2 to step_limit): filtered apart, the i-th
+// from and the i-th to are one edge. The columns are i (the from pos),
+// from_item, to_item and d (microseconds apart). The lambdas take only
+// arrays as arguments: one that reads another array of the row makes the
+// engine copy that array for every element.
 func (q *PathsQuery) flatEdges(s *eventSource, perActor string, hashed bool) string {
 	none := "''" // what the last item is compared with
 	if hashed {
@@ -247,12 +246,12 @@ func (q *PathsQuery) eventCond(s *eventSource) string {
 // event times (microseconds) and items sorted by (time, uuid). Two
 // arrays are grouped: the times, and each item behind its uuid's 16
 // bytes in the order its text reads (UUIDToNum: the order of
-// toUInt128(uuid)). A third array of uuids cost a week of pageviews more
-// than a quarter of the grouping; the prefix is cut off after it. Times
-// and items are sorted together (zipped: one sort, not one per array) by
-// time alone unless two events share a time: sorting by tuples costs
-// about 30% more. Only an actor with a tie pays for the uuids' order, by
-// (time, prefixed item).
+// toUInt128(uuid)): a third array of uuids cost more, and the prefix is
+// cut off after the grouping. Times and items are sorted together
+// (zipped: one sort, not one per array) by time alone unless two events
+// share a time, because sorting by tuples costs more
+// (benchmarks/results/paths.md). Only an actor with a tie pays for the
+// uuids' order, by (time, prefixed item).
 func (q *PathsQuery) perActor(s *eventSource) string {
 	actor, where := q.eventsRead(s)
 	// Pageviews' URLs, neither cleaned, grouped nor excluded, lose their
@@ -339,7 +338,7 @@ func (q *PathsQuery) paths(s *eventSource, perActor string, actor, hashed bool) 
 	// next one's item differs, or it is the last. The lambdas capture
 	// nothing from the row: a lambda that reads another array of the row
 	// makes the engine copy that array for every element (quadratic in
-	// the path's length: 10x slower over a week of pageviews).
+	// the path's length; benchmarks/results/paths.md).
 	compact := "SELECT " + carried(actor) + "arrayPushBack(arrayPopBack(arrayMap((a, b) -> a != b, path_items, arrayPushBack(arrayPopFront(path_items), " + none + "))), 1) AS keep,\n" +
 		"    arrayFilter((x, k) -> k, path_items, keep) AS items, arrayFilter((x, k) -> k, path_ts, keep) AS times\nFROM (\n" +
 		indent(split) + "\n)"

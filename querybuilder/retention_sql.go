@@ -152,7 +152,7 @@ func (rb *retentionBuilder) events() string {
 	}
 	if rb.eventBreakdown() {
 		// An event's order as one number: its time, then its uuid. A
-		// tuple column measured 1.6 times slower over the whole statement.
+		// tuple column measured slower (benchmarks/results/retention.md).
 		cols = append(cols, "bitOr(bitShiftLeft(toUInt256(toUnixTimestamp64Micro(e.timestamp)), 128), toUInt256(toUInt128(e.uuid))) AS at")
 	}
 	rb.from = s.time(q.starts[0])

@@ -92,10 +92,9 @@ func (s *eventSource) sessionJoin() string {
 // sessionJoinSetting keeps the session join as written: the events probe
 // a hash table of the range's sessions. The engine's cost-based choice
 // ('auto') built the table from the events instead (its estimate of the
-// folded sessions is the table's rows, not the fold's): a 30-day entry-URL
-// breakdown of 22.6M events and 6.1M sessions took 8.1 s so, 4.5 s as
-// written (benchmarks/results/breakdowns.md). The setting exists from
-// ClickHouse 24.12; older servers refuse it.
+// folded sessions is the table's rows, not the fold's), which made
+// session breakdowns far slower (benchmarks/results/breakdowns.md). The
+// setting exists from ClickHouse 24.12; older servers refuse it.
 const sessionJoinSetting = "query_plan_join_swap_table = 'false'"
 
 // usesSessions reports whether any condition reads session properties.

@@ -3,9 +3,9 @@ package querybuilder
 // Person filters as a set of persons. A series whose only use of persons
 // is conditions on person properties ANDed to the rest need not join
 // every person to its events: the persons passing them form a set, and
-// events keep or drop by their person's membership. On 100M events and
-// 1M persons, `plan = pro` this way costs about what a hand-written IN
-// over persons does; joining cost 1.19 of it (benchmarks/results/trends.md).
+// events keep or drop by their person's membership, which costs about
+// what a hand-written IN over persons does and less than the join
+// (benchmarks/results/trends.md).
 //
 // The set is each person's latest version, deleted ones excluded, as the
 // join sees them. A person without a live row matches a condition the way
@@ -108,10 +108,10 @@ func (s *eventSource) personRowSQL(f *PropertyFilter) string {
 // passes the person-only filter f, without the person join. f must be
 // one that canBePersonSet. FINAL keeps each person's row of the highest
 // version (the table is a ReplacingMergeTree by version) before WHERE
-// filters, as the join's argMax does: on merged parts it costs next to
-// nothing (95 ms for 1M persons, against 145 ms grouping by id), on
-// unmerged ones about what grouping does. The conditions must stay in
-// WHERE: a PREWHERE would filter before FINAL.
+// filters, as the join's argMax does: on merged parts it costs less than
+// grouping by id, on unmerged ones about the same
+// (benchmarks/results/trends.md). The conditions must stay in WHERE: a
+// PREWHERE would filter before FINAL.
 func (s *eventSource) personSetCond(f *PropertyFilter) string {
 	missing, _ := f.matchesMissingPerson()
 	row, in := "("+s.personRowSQL(f)+")", "IN"

@@ -310,14 +310,13 @@ func (tb *trendsBuilder) series(i int, e Entity) string {
 // merges the sets of the rows that fold together, so an actor seen under
 // two values that both fold into "other" counts once there. Ranking first
 // and counting after (breakdown) read the events twice and computed the
-// value per event: a 30-day DAU by $browser on the 100M-event set took
-// 2.27x the CPU of DAU alone, 1.5-1.7x this way. A distinct count folds
-// only when the breakdown reads columns of few values (Breakdown.
-// fewValues): its sets are kept per bucket and raw value, not per top
-// value, and a set costs kilobytes even when nearly empty, so a URL or a
-// group's name would keep millions of them in memory. Quantiles and
-// per-actor maths do not fold; cumulative distinct counts count first
-// buckets.
+// value per event, which cost more (benchmarks/results/breakdowns.md). A
+// distinct count folds only when the breakdown reads columns of few
+// values (Breakdown.fewValues): its sets are kept per bucket and raw
+// value, not per top value, and a set costs kilobytes even when nearly
+// empty, so a URL or a group's name would keep millions of them in
+// memory. Quantiles and per-actor maths do not fold; cumulative distinct
+// counts count first buckets.
 func (tb *trendsBuilder) foldedBreakdown(idx string, e Entity, src source) string {
 	q := tb.q
 	var cols, group []string
@@ -337,8 +336,8 @@ func (tb *trendsBuilder) foldedBreakdown(idx string, e Entity, src source) strin
 	// Events group by the property's raw value, which null replaces only
 	// afterwards, in the small grouped result: a materialized column keeps
 	// its LowCardinality type as the key, so grouping hashes dictionary
-	// indexes, and the replacement is not computed per event (together
-	// 12% of the 100M-event $browser breakdown).
+	// indexes, and the replacement is not computed per event
+	// (benchmarks/results/trends.md).
 	g := q.Breakdown.grouped(&tb.s.scope)
 	keys, keyAggregates := g.groupKeys()
 	cols = append(cols, g.eventColumns()...)
@@ -371,13 +370,13 @@ func (tb *trendsBuilder) foldedBreakdown(idx string, e Entity, src source) strin
 // activeSeries answers weekly/monthly active actors per bucket: those
 // with an event in the `days` days (hourly: 24*days hours) ending at the
 // bucket's end. Spreading each active (actor, day) over the days whose
-// window holds it costs days-fold rows (720-fold for hours: 73 s for
-// 300k events); instead each actor's active units merge into islands
-// (units closer than the window), each island covers [first, last +
-// window), and the statement returns only the +1/-1 changes at island
-// edges, summed per unit: a few rows per unit of the range. ShapeTrends
-// adds them up to each bucket's last unit (activeDeltas). Both periods of
-// compare read the same changes.
+// window holds it costs days-fold rows (720-fold for hours; see
+// benchmarks/results/trends.md); instead each actor's active units merge
+// into islands (units closer than the window), each island covers [first,
+// last + window), and the statement returns only the +1/-1 changes at
+// island edges, summed per unit: a few rows per unit of the range.
+// ShapeTrends adds them up to each bucket's last unit (activeDeltas).
+// Both periods of compare read the same changes.
 func (tb *trendsBuilder) activeSeries(idx string, e Entity, src source, days int) string {
 	q, c := tb.q, tb.q.clock
 	first := q.Range

@@ -76,9 +76,10 @@ func (c *client) do(method, path string, body any, out any) int {
 	resp, err := c.http.Do(req)
 	loaded.Check(err)
 	defer resp.Body.Close()
-	// Into a buffer of the client's own, reused: the answers are half a
-	// megabyte, and a client allocating and growing one per answer would
-	// spend more of the two cores than the server answering it.
+	// Into a buffer of the client's own, reused: the answers are
+	// large (benchmarks/results/dashboards.md), and a client
+	// allocating and growing one per answer would spend more of the
+	// two cores than the server answering it.
 	buf := bodies.Get().(*bytes.Buffer)
 	defer bodies.Put(buf)
 	buf.Reset()

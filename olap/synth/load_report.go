@@ -139,8 +139,8 @@ var optimizeSQL = []string{
 // tables (all projects) into one per partition and waits for it: a
 // benchmark that runs on a freshly loaded table otherwise shares the
 // machine with the background merges of its hundreds of parts, and FINAL
-// reads get cheap. It rewrites the tables, so it takes minutes at 100
-// million events.
+// reads get cheap. It rewrites the tables, so it is slow on a large data
+// set (benchmarks/results/ingestion.md).
 func Optimize(ctx context.Context, e olap.Engine) error {
 	for _, sql := range optimizeSQL {
 		if err := e.Exec(ctx, querybuilder.Statement{SQL: sql}); err != nil {

@@ -275,13 +275,13 @@ SELECT uuid, {team:Int64}, event, distinct_id, person_uuid, timestamp, propertie
 FROM ` + eventRows + "\n" + insertSettings
 
 	// eventsWithHotSQL is eventsSQL that also writes the materialized
-	// columns of hot properties, with the values the properties hold, which
-	// saves the engine parsing every row's JSON (about 40% of a load's CPU,
-	// measured). Load uses it when the table has all of hotColumns as
-	// materialized columns. That the values equal what the table's own
-	// expressions compute from the JSON is a test's job (it loads the same
-	// rows both ways), so a migration that changes those expressions
-	// meets it.
+	// columns of hot properties, with the values the properties hold,
+	// which saves the engine parsing every row's JSON
+	// (benchmarks/results/ingestion.md). Load uses it when the table
+	// has all of hotColumns as materialized columns. That the values
+	// equal what the table's own expressions compute from the JSON is
+	// a test's job (it loads the same rows both ways), so a migration
+	// that changes those expressions meets it.
 	eventsWithHotSQL = `INSERT INTO events (uuid, team_id, event, distinct_id, person_id, timestamp, properties, created_at,
     mat_current_url, mat_pathname, mat_screen_name, mat_session_id, mat_browser, mat_os, mat_device_type,
     mat_group_0, mat_group_1, mat_group_2, mat_group_3, mat_group_4)
