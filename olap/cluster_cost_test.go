@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/insightd/insightd/olap/chdb"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // TestTwoShardFunnelMergesToTheSingleNodeAnswer simulates a 3-step
@@ -25,7 +25,7 @@ func TestTwoShardFunnelMergesToTheSingleNodeAnswer(t *testing.T) {
 	ctx := context.Background()
 	exec := func(sql string) {
 		t.Helper()
-		if err := engine.Exec(ctx, querybuilder.Statement{SQL: sql}); err != nil {
+		if err := engine.Exec(ctx, chsql.Statement{SQL: sql}); err != nil {
 			t.Fatalf("%v\n%s", err, sql)
 		}
 	}
@@ -78,7 +78,7 @@ GROUP BY person`
 	}
 	rowsOf := func(sql string) string {
 		t.Helper()
-		r, err := engine.Query(ctx, querybuilder.Statement{SQL: sql})
+		r, err := engine.Query(ctx, chsql.Statement{SQL: sql})
 		if err != nil {
 			t.Fatalf("%v\n%s", err, sql)
 		}

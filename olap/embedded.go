@@ -11,7 +11,7 @@ import (
 
 	"github.com/insightd/insightd/olap/chdb"
 	"github.com/insightd/insightd/olap/metrics"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Embedded is the chDB backend: ClickHouse running inside this process on
@@ -25,7 +25,7 @@ type Embedded struct {
 	log     *slog.Logger
 	timeout time.Duration
 	path    string
-	schema  querybuilder.Schema
+	schema  chsql.Schema
 	events  Table // schema.Events, as ingestion writes it
 
 	// pool holds the connections analyses run on; reserved those kept for
@@ -103,7 +103,7 @@ func OpenEmbedded(cfg Config, log *slog.Logger) (*Embedded, error) {
 func (e *Embedded) Backend() string { return "chdb" }
 
 // Schema implements Engine.
-func (e *Embedded) Schema() querybuilder.Schema { return e.schema }
+func (e *Embedded) Schema() chsql.Schema { return e.schema }
 
 // Version is the embedded engine's version.
 func (e *Embedded) Version() string { return e.lib.Version() }
@@ -245,12 +245,12 @@ func (e *Embedded) Cancel(_ context.Context, id string) (bool, error) {
 }
 
 // Query implements Engine.
-func (e *Embedded) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (e *Embedded) Query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	return queryOrFallback(ctx, e.log, stmt, e.query)
 }
 
 // query runs one statement, not its fallback.
-func (e *Embedded) query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (e *Embedded) query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func (e *Embedded) query(ctx context.Context, stmt querybuilder.Statement) (*Row
 }
 
 // Exec implements Engine.
-func (e *Embedded) Exec(ctx context.Context, stmt querybuilder.Statement) error {
+func (e *Embedded) Exec(ctx context.Context, stmt chsql.Statement) error {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return err
@@ -327,7 +327,7 @@ func (e *Embedded) insert(ctx context.Context, t Table, n int, data []byte) erro
 
 // Ping implements Engine.
 func (e *Embedded) Ping(ctx context.Context) error {
-	rows, err := e.Query(ctx, querybuilder.Statement{SQL: "SELECT 1"})
+	rows, err := e.Query(ctx, chsql.Statement{SQL: "SELECT 1"})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // engine is the embedded engine every test in this package shares: chDB
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 
 func TestBoundParametersRunOnTheEmbeddedEngine(t *testing.T) {
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+	rows, err := engine.Query(context.Background(), chsql.Statement{
 		SQL:    "SELECT {n:Int64} + 1 AS n, {s:String} AS s, {t:DateTime64(6, 'UTC')} AS t, {a:Array(String)} AS a, {f:Float64} AS f, {b:Bool} AS b, {x:Nullable(String)} AS x",
 		Params: map[string]any{"n": 41, "s": "hello", "t": ts, "a": []string{"x", "y"}, "f": 0.25, "b": true, "x": nil},
 	})
@@ -81,7 +81,7 @@ func TestHostileStringParametersAreData(t *testing.T) {
 	ctx := context.Background()
 	for _, s := range hostile {
 		t.Run(fmt.Sprintf("%q comes back unchanged", s), func(t *testing.T) {
-			rows, err := engine.Query(ctx, querybuilder.Statement{
+			rows, err := engine.Query(ctx, chsql.Statement{
 				SQL:    "SELECT {s:String} AS s, length({s:String}) AS n, {a:Array(String)} AS a",
 				Params: map[string]any{"s": s, "a": []string{s, "x" + s}},
 			})
@@ -94,7 +94,7 @@ func TestHostileStringParametersAreData(t *testing.T) {
 			}
 		})
 	}
-	rows, err := engine.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'events'"})
+	rows, err := engine.Query(ctx, chsql.Statement{SQL: "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'events'"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func testContextStopsLongQuery(t *testing.T, e Engine) {
 			}
 			defer cancel()
 			start := time.Now()
-			_, err := e.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
+			_, err := e.Query(ctx, chsql.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
 			took := time.Since(start)
 			if err == nil {
 				t.Fatal("query finished instead of being stopped")
@@ -159,7 +159,7 @@ func testCancelByQueryID(t *testing.T, e Engine, id string) {
 	ctx := context.Background()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := e.Query(WithQueryID(ctx, id), querybuilder.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
+		_, err := e.Query(WithQueryID(ctx, id), chsql.Statement{SQL: "SELECT count() FROM numbers(1e11) WHERE NOT ignore(sipHash64(number))"})
 		errc <- err
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -201,7 +201,7 @@ func TestSixteenConcurrentQueriesAllGetTheirOwnAnswer(t *testing.T) {
 			defer wg.Done()
 			for i := range 20 {
 				n := int64(g*1000 + i)
-				rows, err := engine.Query(context.Background(), querybuilder.Statement{
+				rows, err := engine.Query(context.Background(), chsql.Statement{
 					SQL:    "SELECT sum(number) AS s, {tag:String} AS tag FROM numbers({n:UInt64})",
 					Params: map[string]any{"n": n, "tag": fmt.Sprintf("g%d-%d", g, i)},
 				})
@@ -245,7 +245,7 @@ func TestInsertEventsWritesAllOrNothing(t *testing.T) {
 	if err := engine.InsertEvents(ctx, events); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := engine.Query(ctx, querybuilder.Statement{
+	rows, err := engine.Query(ctx, chsql.Statement{
 		SQL:    "SELECT event, distinct_id, timestamp, mat_current_url, mat_browser FROM events WHERE team_id = {team:Int64} ORDER BY distinct_id",
 		Params: map[string]any{"team": team},
 	})
@@ -262,7 +262,7 @@ func TestInsertEventsWritesAllOrNothing(t *testing.T) {
 }
 
 func TestValueTypesAreNormalized(t *testing.T) {
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{SQL: `SELECT toInt8(-1), toUInt64(18446744073709551615),
+	rows, err := engine.Query(context.Background(), chsql.Statement{SQL: `SELECT toInt8(-1), toUInt64(18446744073709551615),
 		toFloat32(1.5), true, 'x', toDate('2026-01-02'), toDateTime64('2026-01-02 03:04:05.123456', 6, 'Asia/Tokyo'),
 		NULL::Nullable(String), [1, 2], map('a', 1), tuple(1, 'b'), CAST((1, 'b'), 'Tuple(n UInt8, s String)'),
 		toLowCardinality('lc'), toUUID('00000000-0000-0000-0000-000000000001'), nan`})

@@ -18,7 +18,7 @@ import (
 
 	"github.com/insightd/insightd/migrations"
 	"github.com/insightd/insightd/olap/chdb"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Engine runs statements against ClickHouse. Implementations are safe for
@@ -26,14 +26,14 @@ import (
 // honours the context's deadline, or Config.QueryTimeout when it is sooner.
 type Engine interface {
 	// Query runs a statement and returns all of its rows: its Fallback's
-	// when the statement's own check refuses it (querybuilder.FallbackCheck).
-	Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error)
+	// when the statement's own check refuses it (chsql.FallbackCheck).
+	Query(ctx context.Context, stmt chsql.Statement) (*Rows, error)
 	// Stream runs a statement and hands its rows to each as they arrive,
 	// without holding the result (olap/stream.go), after its columns to
 	// columns; an error from either stops the statement and is returned.
-	Stream(ctx context.Context, stmt querybuilder.Statement, columns func([]Column) error, each func(row []any) error) error
+	Stream(ctx context.Context, stmt chsql.Statement, columns func([]Column) error, each func(row []any) error) error
 	// Exec runs a statement that returns no rows (DDL, ALTER, INSERT ... SELECT).
-	Exec(ctx context.Context, stmt querybuilder.Statement) error
+	Exec(ctx context.Context, stmt chsql.Statement) error
 	// InsertEvents writes events in one insert: all of them or none.
 	InsertEvents(ctx context.Context, events []Event) error
 	// Insert writes rows into one of the tables ingestion owns (persons,
@@ -47,7 +47,7 @@ type Engine interface {
 	Backend() string
 	// Schema names the tables the engine's data lives in: those ingestion
 	// writes, crash recovery reads and project deletion clears.
-	Schema() querybuilder.Schema
+	Schema() chsql.Schema
 	// Close releases the engine; in-flight calls should have returned.
 	Close() error
 }
@@ -75,9 +75,9 @@ type Config struct {
 	PerProject int
 	QueueWait  time.Duration
 	// Schema names insightd's tables; zero means
-	// querybuilder.DefaultSchema(), the layout migrations/clickhouse
+	// chsql.DefaultSchema(), the layout migrations/clickhouse
 	// creates.
-	Schema querybuilder.Schema
+	Schema chsql.Schema
 	// Cluster is the ClickHouse cluster (remote_servers) the server
 	// backend's tables live on: migrations create the cluster layout and
 	// statements read its Distributed tables (olap/cluster.md). Empty:
@@ -87,10 +87,10 @@ type Config struct {
 
 // schema is the configured schema, or the default layout, on the
 // configured cluster.
-func (c Config) schema() querybuilder.Schema {
+func (c Config) schema() chsql.Schema {
 	s := c.Schema
 	if s.Events == "" {
-		s = querybuilder.DefaultSchema()
+		s = chsql.DefaultSchema()
 	}
 	if c.Cluster != "" {
 		s.Cluster = c.Cluster
@@ -212,12 +212,12 @@ func ErrorCode(err error) (int32, bool) {
 }
 
 // queryOrFallback runs stmt with query and, when the statement's own
-// check refuses it (querybuilder.FallbackCheck), runs its Fallback
+// check refuses it (chsql.FallbackCheck), runs its Fallback
 // instead, logging why: a statement that rests on an assumption (paths'
 // item hashes: querybuilder/paths_hashed.go) checks it and fails rather
 // than answer wrong.
-func queryOrFallback(ctx context.Context, log *slog.Logger, stmt querybuilder.Statement,
-	query func(context.Context, querybuilder.Statement) (*Rows, error)) (*Rows, error) {
+func queryOrFallback(ctx context.Context, log *slog.Logger, stmt chsql.Statement,
+	query func(context.Context, chsql.Statement) (*Rows, error)) (*Rows, error) {
 	rows, err := query(ctx, stmt)
 	if err == nil || stmt.Fallback == nil || !checkFailed(err) {
 		return rows, err
@@ -241,10 +241,10 @@ func queryOrFallback(ctx context.Context, log *slog.Logger, stmt querybuilder.St
 }
 
 // checkFailed reports whether err is a statement's own check asking for
-// its fallback (a throwIf with querybuilder.FallbackCheck).
+// its fallback (a throwIf with chsql.FallbackCheck).
 func checkFailed(err error) bool {
 	code, ok := ErrorCode(err)
-	return ok && code == CodeThrowIf && strings.Contains(err.Error(), querybuilder.FallbackCheck)
+	return ok && code == CodeThrowIf && strings.Contains(err.Error(), chsql.FallbackCheck)
 }
 
 // ClickHouse error codes insightd reacts to.

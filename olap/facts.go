@@ -4,14 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // ReadFacts reads what a query's statement needs to know of the project's
-// events (querybuilder.Needs): one small query per fact needed. Callers
+// events (chsql.Needs): one small query per fact needed. Callers
 // read them only once a cached answer could not serve.
-func ReadFacts(ctx context.Context, e Engine, s querybuilder.Schema, projectID int64, needs querybuilder.Needs) (querybuilder.Facts, error) {
-	var f querybuilder.Facts
+func ReadFacts(ctx context.Context, e Engine, s chsql.Schema, projectID int64, needs chsql.Needs) (chsql.Facts, error) {
+	var f chsql.Facts
 	if needs.FirstEvent {
 		rows, err := e.Query(ctx, s.FirstEventStatement(projectID))
 		if err != nil {

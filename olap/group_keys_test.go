@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/insightd/insightd/migrations"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // The group lookup (querybuilder/groups.go) is exact only if group_keys
@@ -39,7 +39,7 @@ func TestGroupKeysHoldEveryKeyOfEventsAndGroups(t *testing.T) {
 	}
 	read := func(sql string) [][]any {
 		t.Helper()
-		rows, err := engine.Query(ctx, querybuilder.Statement{SQL: sql, Params: map[string]any{"team": team}})
+		rows, err := engine.Query(ctx, chsql.Statement{SQL: sql, Params: map[string]any{"team": team}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestGroupKeysHoldEveryKeyOfEventsAndGroups(t *testing.T) {
 		}
 	})
 	t.Run("the migration back-fills the keys stored before it", func(t *testing.T) {
-		if err := engine.Exec(ctx, querybuilder.Statement{SQL: `DELETE FROM group_keys WHERE team_id = {team:Int64}`,
+		if err := engine.Exec(ctx, chsql.Statement{SQL: `DELETE FROM group_keys WHERE team_id = {team:Int64}`,
 			Params: map[string]any{"team": team}}); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestStoredGroupKeyHashesAreTheKeysCityHash64(t *testing.T) {
 	})
 	check := func(t *testing.T) {
 		t.Helper()
-		rows, err := engine.Query(ctx, querybuilder.Statement{SQL: `SELECT count(),
+		rows, err := engine.Query(ctx, chsql.Statement{SQL: `SELECT count(),
     countIf(mat_group_0_hash != cityHash64(mat_group_0) OR mat_group_1_hash != cityHash64(mat_group_1)
         OR mat_group_2_hash != cityHash64(mat_group_2) OR mat_group_3_hash != cityHash64(mat_group_3)
         OR mat_group_4_hash != cityHash64(mat_group_4)),
@@ -133,7 +133,7 @@ func rerunMigration(ctx context.Context, t *testing.T, name string) {
 			continue
 		}
 		for _, s := range m.Statements() {
-			if err := engine.Exec(Maintenance(ctx), querybuilder.Statement{SQL: s}); err != nil {
+			if err := engine.Exec(Maintenance(ctx), chsql.Statement{SQL: s}); err != nil {
 				t.Fatalf("%v\n%s", err, s)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // GroupUpdate is what a $groupidentify event asks of its group: the group
@@ -29,7 +29,7 @@ var groupsColumns = []string{"team_id", "group_type_index", "group_key", "group_
 func (w *Writer) groupsTable() Table {
 	name := w.schema.Groups
 	if name == "" {
-		name = querybuilder.DefaultSchema().Groups // a schema from before groups
+		name = chsql.DefaultSchema().Groups // a schema from before groups
 	}
 	return Table{name, groupsColumns}
 }
@@ -188,7 +188,7 @@ func (w *Writer) loadGroups(ctx context.Context, team int64, ids []groupID) erro
 	if err != nil {
 		return fmt.Errorf("load groups: %w", err)
 	}
-	rows, err := w.engine.Query(ctx, querybuilder.Statement{
+	rows, err := w.engine.Query(ctx, chsql.Statement{
 		SQL: `SELECT group_type_index, group_key, argMax(property_times, version), argMax(created_at, version)
 FROM ` + w.groupsTable().name + ` WHERE team_id = {team:Int64}
   AND (group_type_index, group_key) IN (SELECT i, k FROM format(JSONEachRow, 'i UInt8, k String', {keys:String}))

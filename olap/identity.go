@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // identity resolves distinct ids to persons and keeps person properties.
@@ -22,7 +22,7 @@ import (
 // could each create a link the other does not see until its cache misses.
 type identity struct {
 	engine Engine
-	tables querybuilder.Schema
+	tables chsql.Schema
 	log    *slog.Logger
 	teams  map[int64]*teamIdentity
 	// cached counts distinct ids held over all teams; past limit the
@@ -50,7 +50,7 @@ type pending struct {
 	overrides   [][]any
 }
 
-func newIdentity(engine Engine, tables querybuilder.Schema, log *slog.Logger, limit int) *identity {
+func newIdentity(engine Engine, tables chsql.Schema, log *slog.Logger, limit int) *identity {
 	return &identity{engine: engine, tables: tables, log: log, teams: map[int64]*teamIdentity{}, limit: limit}
 }
 
@@ -140,7 +140,7 @@ func (id *identity) team(ctx context.Context, team int64) (*teamIdentity, error)
 	if ti := id.teams[team]; ti != nil {
 		return ti, nil
 	}
-	rows, err := id.engine.Query(ctx, querybuilder.Statement{
+	rows, err := id.engine.Query(ctx, chsql.Statement{
 		SQL: `SELECT old_person_id, argMax(override_person_id, version)
 FROM ` + id.tables.Overrides + ` WHERE team_id = {team:Int64} GROUP BY old_person_id`,
 		Params: map[string]any{"team": team},
@@ -205,7 +205,7 @@ func (id *identity) prefetch(ctx context.Context, ti *teamIdentity, events []Eve
 		}
 		// Deleted mappings too: their distinct ids get new persons
 		// (freshPersonID).
-		rows, err := id.engine.Query(ctx, querybuilder.Statement{
+		rows, err := id.engine.Query(ctx, chsql.Statement{
 			SQL: `SELECT distinct_id, argMax(person_id, version), argMax(is_deleted, version) FROM ` + id.tables.DistinctIDs + `
 WHERE team_id = {team:Int64} AND distinct_id IN (SELECT d FROM format(JSONEachRow, 'd String', {ids:String}))
 GROUP BY distinct_id`,
@@ -248,7 +248,7 @@ func (id *identity) loadPersons(ctx context.Context, ti *teamIdentity, ids []uui
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := id.engine.Query(ctx, querybuilder.Statement{
+	rows, err := id.engine.Query(ctx, chsql.Statement{
 		SQL: `SELECT id, argMax(property_times, version), argMax(created_at, version),
     argMax(is_identified, version), argMax(is_deleted, version)
 FROM ` + id.tables.Persons + ` WHERE team_id = {team:Int64} AND id IN {ids:Array(UUID)} GROUP BY id`,

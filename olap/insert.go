@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Table is one of insightd's own tables as ingestion writes it: a fixed
@@ -29,7 +29,7 @@ type tables struct {
 	events, persons, distinctIDs, overrides, eventUUIDs Table
 }
 
-func tablesOf(s querybuilder.Schema) tables {
+func tablesOf(s chsql.Schema) tables {
 	return tables{
 		events: Table{s.Events, []string{
 			"uuid", "team_id", "event", "distinct_id", "person_id", "timestamp", "properties", "created_at"}},

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/migrations"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Migrate applies the ClickHouse migrations not yet recorded in
@@ -44,11 +44,11 @@ ORDER BY version`}
 		}
 	}
 	for _, s := range ledger {
-		if err := e.Exec(ctx, querybuilder.Statement{SQL: s}); err != nil {
+		if err := e.Exec(ctx, chsql.Statement{SQL: s}); err != nil {
 			return nil, fmt.Errorf("create schema_migrations: %w", err)
 		}
 	}
-	rows, err := e.Query(ctx, querybuilder.Statement{SQL: "SELECT DISTINCT version FROM schema_migrations"})
+	rows, err := e.Query(ctx, chsql.Statement{SQL: "SELECT DISTINCT version FROM schema_migrations"})
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,11 @@ ORDER BY version`}
 			continue
 		}
 		for i, s := range m.Statements() {
-			if err := e.Exec(ctx, querybuilder.Statement{SQL: s}); err != nil {
+			if err := e.Exec(ctx, chsql.Statement{SQL: s}); err != nil {
 				return applied, fmt.Errorf("clickhouse migration %04d_%s statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
-		if err := e.Exec(ctx, querybuilder.Statement{
+		if err := e.Exec(ctx, chsql.Statement{
 			SQL:    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ({v:UInt32}, {n:String}, {t:DateTime64(3, 'UTC')})",
 			Params: map[string]any{"v": m.Version, "n": m.Name, "t": time.Now()},
 		}); err != nil {

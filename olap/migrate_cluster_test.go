@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/migrations"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // parses runs the engine's parser over stmt (formatQuery), the statement
@@ -16,7 +16,7 @@ import (
 // ClickHouse parser here rather than on a cluster.
 func parses(t *testing.T, stmt string) error {
 	t.Helper()
-	_, err := engine.Query(context.Background(), querybuilder.Statement{
+	_, err := engine.Query(context.Background(), chsql.Statement{
 		SQL: "SELECT formatQuery({q:String})", Params: map[string]any{"q": stmt}})
 	return err
 }
@@ -39,7 +39,7 @@ func TestEveryClusterStatementParsesOnTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := querybuilder.ClusterSchema("insightd_cluster")
+	schema := chsql.ClusterSchema("insightd_cluster")
 	others := append(ledger,
 		"KILL QUERY ON CLUSTER insightd_cluster WHERE initial_query_id = {id:String} ASYNC",
 		"SELECT count() FROM clusterAllReplicas('insightd_cluster', system.processes) WHERE initial_query_id = {id:String}",
@@ -83,10 +83,10 @@ func TestClusterConfiguration(t *testing.T) {
 		c := base
 		c.Cluster = "insightd_cluster"
 		got := c.schema()
-		if got != querybuilder.ClusterSchema("insightd_cluster") {
+		if got != chsql.ClusterSchema("insightd_cluster") {
 			t.Fatalf("schema %+v", got)
 		}
-		if base.schema() != querybuilder.DefaultSchema() {
+		if base.schema() != chsql.DefaultSchema() {
 			t.Fatalf("one server's schema %+v", base.schema())
 		}
 		if got.MutationTarget(got.Events) != "events"+migrations.LocalSuffix+" ON CLUSTER insightd_cluster" ||

@@ -5,13 +5,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // personDeletion is a person's deletion on its way to the writer's loop.
 type personDeletion struct {
 	team       int64
-	statements func(version uint64) []querybuilder.Statement
+	statements func(version uint64) []chsql.Statement
 	result     chan error
 }
 
@@ -29,7 +29,7 @@ type personDeletion struct {
 // arriving meanwhile no longer carry the person's ids. Both steps run to
 // the end (within the writer's Timeout) even if ctx ends, and every
 // statement can run again, so a failed deletion is retried whole.
-func (w *Writer) DeletePerson(ctx context.Context, team int64, rewrite func(version uint64) []querybuilder.Statement, events []querybuilder.Statement) error {
+func (w *Writer) DeletePerson(ctx context.Context, team int64, rewrite func(version uint64) []chsql.Statement, events []chsql.Statement) error {
 	d := &personDeletion{team: team, statements: rewrite, result: make(chan error, 1)}
 	w.mu.RLock()
 	if w.closed {

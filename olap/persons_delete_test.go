@@ -7,14 +7,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Forgetting one team after a person's deletion takes its distinct ids
 // out of the count the cache is trimmed by: the other teams' ids stay
 // cached until the count truly passes the limit.
 func TestForgettingATeamLowersTheCachedCount(t *testing.T) {
-	id := newIdentity(nil, querybuilder.DefaultSchema(), nil, 10)
+	id := newIdentity(nil, chsql.DefaultSchema(), nil, 10)
 	for team, n := range map[int64]int{1: 8, 2: 4} {
 		ti := &teamIdentity{id: team, ids: map[string]uuid.UUID{}, persons: map[uuid.UUID]*person{}}
 		id.teams[team] = ti

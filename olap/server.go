@@ -13,7 +13,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Server is the ClickHouse server backend: a pool of native-protocol
@@ -24,7 +24,7 @@ type Server struct {
 	conn    driver.Conn
 	log     *slog.Logger
 	timeout time.Duration
-	schema  querybuilder.Schema
+	schema  chsql.Schema
 	events  Table // schema.Events, as ingestion writes it
 	// fair limits each project's analyses (fairness.go).
 	fair *fairShare
@@ -69,7 +69,7 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 	s := &Server{conn: conn, log: log, timeout: cfg.QueryTimeout, fair: newFairShare(cfg.perProject(), cfg.queueWait())}
 	s.schema = cfg.schema()
 	s.events = tablesOf(s.schema).events
-	rows, err := s.Query(ctx, querybuilder.Statement{SQL: "SELECT version() AS version, timezone() AS tz"})
+	rows, err := s.Query(ctx, chsql.Statement{SQL: "SELECT version() AS version, timezone() AS tz"})
 	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("ClickHouse server %s: %w", strings.Join(opts.Addr, ","), err)
@@ -88,7 +88,7 @@ func OpenServer(ctx context.Context, cfg Config, log *slog.Logger) (*Server, err
 func (s *Server) Backend() string { return "clickhouse" }
 
 // Schema implements Engine.
-func (s *Server) Schema() querybuilder.Schema { return s.schema }
+func (s *Server) Schema() chsql.Schema { return s.schema }
 
 // queryContext carries the query id (so Cancel and system.query_log can
 // find the statement) and the encoded parameters, which clickhouse-go
@@ -186,12 +186,12 @@ func (s *Server) kill(id string) (bool, error) {
 }
 
 // Query implements Engine.
-func (s *Server) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (s *Server) Query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	return queryOrFallback(ctx, s.log, stmt, s.query)
 }
 
 // query runs one statement, not its fallback.
-func (s *Server) query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (s *Server) query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func readRows(rows driver.Rows) (*Rows, error) {
 }
 
 // Exec implements Engine.
-func (s *Server) Exec(ctx context.Context, stmt querybuilder.Statement) error {
+func (s *Server) Exec(ctx context.Context, stmt chsql.Statement) error {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return err

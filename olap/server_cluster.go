@@ -18,7 +18,7 @@ import (
 //     inside a statement over one runs once for the whole cluster, as
 //     GLOBAL: exact, where "local" would run it on each shard's part. The
 //     builder writes GLOBAL itself where it knows one is needed
-//     (querybuilder.Schema); this covers the HogQL a user writes.
+//     (querybuilder's globalIn, globalJoin); this covers the HogQL a user writes.
 //   - distributed_ddl_task_timeout / output mode throw: a migration's ON
 //     CLUSTER statement waits up to ddlTimeout seconds for every node and
 //     fails otherwise, so the migration is not recorded and is run again

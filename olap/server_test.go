@@ -17,7 +17,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 const (
@@ -103,7 +103,7 @@ func startServer(t *testing.T) *Server {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	for _, stmt := range eventsTableSQL(t) {
-		if err := s.Exec(ctx, querybuilder.Statement{SQL: stmt}); err != nil {
+		if err := s.Exec(ctx, chsql.Statement{SQL: stmt}); err != nil {
 			t.Fatalf("create events table: %v", err)
 		}
 	}
@@ -223,7 +223,7 @@ func TestServerBackend(t *testing.T) {
 	t.Run("hostile string parameters come back unchanged", func(t *testing.T) {
 		for _, str := range serverHostile {
 			t.Run(fmt.Sprintf("%q", str), func(t *testing.T) {
-				rows, err := s.Query(ctx, querybuilder.Statement{
+				rows, err := s.Query(ctx, chsql.Statement{
 					SQL:    "SELECT {s:String} AS s, length({s:String}) AS n, {a:Array(String)} AS a",
 					Params: map[string]any{"s": str, "a": []string{str, "x" + str}},
 				})
@@ -236,7 +236,7 @@ func TestServerBackend(t *testing.T) {
 				}
 			})
 		}
-		rows, err := s.Query(ctx, querybuilder.Statement{SQL: "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'events'"})
+		rows, err := s.Query(ctx, chsql.Statement{SQL: "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'events'"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +247,7 @@ func TestServerBackend(t *testing.T) {
 
 	t.Run("every parameter type binds", func(t *testing.T) {
 		ts := time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
-		rows, err := s.Query(ctx, querybuilder.Statement{
+		rows, err := s.Query(ctx, chsql.Statement{
 			SQL: "SELECT {n:Int64} + 1 AS n, {t:DateTime64(6, 'UTC')} AS t, {a:Array(String)} AS a, length({a:Array(String)}) AS len, " +
 				"has({a:Array(String)}, 'b''c') AS has, {ids:Array(Int64)} AS ids, {f:Float64} AS f, {b:Bool} AS b, {x:Nullable(String)} AS x",
 			Params: map[string]any{"n": 41, "t": ts, "a": []string{"a", "b'c", "d\te", `f\g`}, "ids": []int64{-1, 2},
@@ -271,7 +271,7 @@ func TestServerBackend(t *testing.T) {
 		for i, c := range cases {
 			exprs[i] = fmt.Sprintf("%s AS c%d", c.expr, i)
 		}
-		rows, err := s.Query(ctx, querybuilder.Statement{SQL: "SELECT " + strings.Join(exprs, ", ")})
+		rows, err := s.Query(ctx, chsql.Statement{SQL: "SELECT " + strings.Join(exprs, ", ")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func TestServerBackend(t *testing.T) {
 				ctx, cancel = context.WithTimeout(WithQueryID(context.Background(), id), 300*time.Millisecond)
 			}
 			defer cancel()
-			_, err := s.Query(WithProject(ctx, 1), querybuilder.Statement{
+			_, err := s.Query(WithProject(ctx, 1), chsql.Statement{
 				SQL: "SELECT count() FROM numbers(1e12) WHERE NOT ignore(sipHash64(number)) SETTINGS max_execution_time = 600"})
 			if err == nil {
 				t.Fatal("the endless query finished")
@@ -322,11 +322,11 @@ func TestServerBackend(t *testing.T) {
 	}
 
 	t.Run("errors carry their ClickHouse code", func(t *testing.T) {
-		err := s.Exec(ctx, querybuilder.Statement{SQL: "SELEC 1"})
+		err := s.Exec(ctx, chsql.Statement{SQL: "SELEC 1"})
 		if code, ok := ErrorCode(err); !ok || code != CodeSyntaxError {
 			t.Fatalf("err = %v, want code %d", err, CodeSyntaxError)
 		}
-		_, err = s.Query(ctx, querybuilder.Statement{SQL: "SELECT {n:UInt8}", Params: map[string]any{"n": "not a number"}})
+		_, err = s.Query(ctx, chsql.Statement{SQL: "SELECT {n:UInt8}", Params: map[string]any{"n": "not a number"}})
 		if code, ok := ErrorCode(err); !ok || code != CodeBadQueryParameter {
 			t.Fatalf("err = %v, want code %d", err, CodeBadQueryParameter)
 		}
@@ -350,7 +350,7 @@ func TestServerBackend(t *testing.T) {
 		if err := s.InsertEvents(cancelled, []Event{{UUID: uuid.New(), TeamID: team, Event: "late", Timestamp: ts, CreatedAt: ts}}); err == nil {
 			t.Fatal("an insert with a cancelled context succeeded")
 		}
-		rows, err := s.Query(ctx, querybuilder.Statement{
+		rows, err := s.Query(ctx, chsql.Statement{
 			SQL:    "SELECT count() AS n, arraySort(groupArray(distinct_id)) AS ids FROM events WHERE team_id = {team:Int64}",
 			Params: map[string]any{"team": team},
 		})
@@ -361,7 +361,7 @@ func TestServerBackend(t *testing.T) {
 		if !reflect.DeepEqual(rows.Data[0], want) {
 			t.Fatalf("got %#v, want %#v", rows.Data[0], want)
 		}
-		rows, err = s.Query(ctx, querybuilder.Statement{
+		rows, err = s.Query(ctx, chsql.Statement{
 			SQL:    "SELECT event, timestamp FROM events WHERE team_id = {team:Int64} AND distinct_id = {d:String}",
 			Params: map[string]any{"team": team, "d": "d2\n"},
 		})
@@ -403,7 +403,7 @@ func TestServerBackendRefusesABadURL(t *testing.T) {
 func serverProcessesGone(t *testing.T, s *Server, id string, since time.Time) {
 	t.Helper()
 	for {
-		rows, err := s.Query(context.Background(), querybuilder.Statement{
+		rows, err := s.Query(context.Background(), chsql.Statement{
 			SQL: "SELECT count() FROM system.processes WHERE query_id = {id:String}", Params: map[string]any{"id": id}})
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/insightd/insightd/olap/chdb"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Streaming: a statement whose rows are handed over one at a time as the
@@ -22,7 +22,7 @@ import (
 // Stream implements Engine: chDB's streaming query, which hands its
 // output over a block at a time (about 65 000 rows), each chunk a whole
 // output of the format: its names and types lines, then whole rows.
-func (e *Embedded) Stream(ctx context.Context, stmt querybuilder.Statement, columns func([]Column) error, each func(row []any) error) error {
+func (e *Embedded) Stream(ctx context.Context, stmt chsql.Statement, columns func([]Column) error, each func(row []any) error) error {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func stringRow(line []byte, n int) ([]any, error) {
 }
 
 // Stream implements Engine: the driver's rows, read one at a time.
-func (s *Server) Stream(ctx context.Context, stmt querybuilder.Statement, columns func([]Column) error, each func(row []any) error) error {
+func (s *Server) Stream(ctx context.Context, stmt chsql.Statement, columns func([]Column) error, each func(row []any) error) error {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return err
@@ -268,7 +268,7 @@ func eachRow(rows driver.Rows, columns func([]Column) error, each func(row []any
 // instead of decoding rows and encoding them again. chDB repeats the
 // header in every chunk; it is written once. It answers whether anything
 // was written (an empty result may come without its header).
-func (e *Embedded) StreamCSV(ctx context.Context, stmt querybuilder.Statement, w io.Writer) (bool, error) {
+func (e *Embedded) StreamCSV(ctx context.Context, stmt chsql.Statement, w io.Writer) (bool, error) {
 	params, err := EncodeParams(stmt.Params)
 	if err != nil {
 		return false, err

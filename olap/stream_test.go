@@ -6,12 +6,12 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 func TestStreamHandsEveryRowOverInOrderWithoutHoldingTheResult(t *testing.T) {
 	const n = 1_000_000
-	stmt := querybuilder.Statement{
+	stmt := chsql.Statement{
 		SQL:    "SELECT number AS n, toString(number) AS s, [number, number + 1] AS a FROM numbers({n:UInt64}) ORDER BY n",
 		Params: map[string]any{"n": uint64(n)},
 	}
@@ -51,7 +51,7 @@ func TestStreamHandsEveryRowOverInOrderWithoutHoldingTheResult(t *testing.T) {
 func TestStreamStopsWhenTheReaderFailsAndTheEngineGoesOn(t *testing.T) {
 	stop := errors.New("client went away")
 	rows := 0
-	err := engine.Stream(context.Background(), querybuilder.Statement{SQL: "SELECT number FROM numbers(10000000)"},
+	err := engine.Stream(context.Background(), chsql.Statement{SQL: "SELECT number FROM numbers(10000000)"},
 		func([]Column) error { return nil },
 		func([]any) error {
 			rows++
@@ -64,7 +64,7 @@ func TestStreamStopsWhenTheReaderFailsAndTheEngineGoesOn(t *testing.T) {
 		t.Fatalf("rows %d, err %v", rows, err)
 	}
 	for i := 0; i < 10; i++ { // every pooled connection answers afterwards
-		got, err := engine.Query(context.Background(), querybuilder.Statement{SQL: "SELECT 42 AS x"})
+		got, err := engine.Query(context.Background(), chsql.Statement{SQL: "SELECT 42 AS x"})
 		if err != nil || len(got.Data) != 1 || got.Data[0][0] != uint64(42) {
 			t.Fatalf("after a stopped stream: %v %v", got, err)
 		}
@@ -84,7 +84,7 @@ func TestStreamNamesTheColumnsOfAnEmptyResult(t *testing.T) {
 	} {
 		var cols []Column
 		calls := 0
-		err := engine.Stream(context.Background(), querybuilder.Statement{SQL: sql},
+		err := engine.Stream(context.Background(), chsql.Statement{SQL: sql},
 			func(c []Column) error { cols = c; calls++; return nil }, func([]any) error { t.Fatal("a row of nothing"); return nil })
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +109,7 @@ func itoa(n uint64) string {
 }
 
 func TestStreamReadsRowsOfTextAsTheGenericDecoderDoes(t *testing.T) {
-	stmt := querybuilder.Statement{
+	stmt := chsql.Statement{
 		SQL: `SELECT toString(number) AS n, {a:String} AS a, concat('{"k":"', toString(number), '\\"q\\"', '"}') AS j, '' AS e
 FROM numbers(200000) ORDER BY number`,
 		Params: map[string]any{"a": "tab\there, \"quotes\", [brackets], é, \U0001F600, \\ and \u0001"},

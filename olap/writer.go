@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/olap/metrics"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Capture is one validated event on its way to storage.
@@ -96,7 +96,7 @@ type Writer struct {
 	engine Engine
 	// schema and tables name what the writer reads and writes: the
 	// engine's (Engine.Schema).
-	schema querybuilder.Schema
+	schema chsql.Schema
 	tables tables
 	log    *slog.Logger
 	cfg    WriterConfig

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // batch is one group of requests on its way through the writer's stages.
@@ -254,7 +254,7 @@ func (w *Writer) storedUUIDs(ctx context.Context, events []Event, idx []int) (ma
 		keys.WriteString(events[i].UUID.String())
 		keys.WriteByte('\n')
 	}
-	rows, err := w.engine.Query(ctx, querybuilder.Statement{
+	rows, err := w.engine.Query(ctx, chsql.Statement{
 		SQL: `SELECT DISTINCT team_id, uuid FROM ` + w.schema.EventUUIDs + `
 WHERE (team_id, uuid) IN (SELECT t, u FROM format(TSV, 't Int64, u UUID', {keys:String}))`,
 		Params: map[string]any{"keys": keys.String()},

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // The crash test runs the writer in child processes of the test binary
@@ -74,7 +74,7 @@ func crashChild(dir string) int {
 		ids[i] = c.UUID.String()
 	}
 	// No FINAL, no waiting: what an analysis would count right now.
-	rows, err := e.Query(context.Background(), querybuilder.Statement{
+	rows, err := e.Query(context.Background(), chsql.Statement{
 		SQL:    "SELECT count(), uniqExact(uuid) FROM events WHERE team_id = {team:Int64} AND toString(uuid) IN {ids:Array(String)}",
 		Params: map[string]any{"team": events[0].TeamID, "ids": ids},
 	})
@@ -194,7 +194,7 @@ func TestUUIDsThatCouldNotBeRecordedAreRecoveredBeforeTheNextBatch(t *testing.T)
 // it does not expect, as a changed schema or driver might.
 type oddRows struct{ Engine }
 
-func (o oddRows) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (o oddRows) Query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	if strings.Contains(stmt.SQL, "person_distinct_id") {
 		return &Rows{Data: [][]any{{"someone", "not-a-uuid"}, {"other", 42}}}, nil
 	}
@@ -218,7 +218,7 @@ func TestRowsTheWriterCannotReadFailTheWriteNotTheProcess(t *testing.T) {
 // panicky panics in the middle of the writer's person resolution.
 type panicky struct{ Engine }
 
-func (p panicky) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (p panicky) Query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	if strings.Contains(stmt.SQL, "person_distinct_id") {
 		panic("a bug in a lookup")
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // poisonable answers the writer's distinct id lookups with a row it
@@ -21,7 +21,7 @@ type poisonable struct {
 	poisoned atomic.Bool
 }
 
-func (p *poisonable) Query(ctx context.Context, stmt querybuilder.Statement) (*Rows, error) {
+func (p *poisonable) Query(ctx context.Context, stmt chsql.Statement) (*Rows, error) {
 	if p.poisoned.Load() && strings.Contains(stmt.SQL, p.Schema().DistinctIDs) {
 		return &Rows{Data: [][]any{{"someone", "not-a-uuid"}}}, nil
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Exactly once across crashes. A batch's events are inserted, then their
@@ -39,7 +39,7 @@ func (w *Writer) recoveryWindow() time.Duration { return w.cfg.Timeout + recover
 // recoverAtStart records the uuids of the events the previous process may
 // have stored without recording them.
 func (w *Writer) recoverAtStart(ctx context.Context) error {
-	rows, err := w.engine.Query(ctx, querybuilder.Statement{SQL: `SELECT
+	rows, err := w.engine.Query(ctx, chsql.Statement{SQL: `SELECT
     (SELECT max(recovered_to) FROM ` + w.schema.IngestCheckpoint + `) AS checkpoint,
     (SELECT max(created_at) FROM ` + w.schema.Events + `
      WHERE created_at > checkpoint AND created_at <= now64(6, 'UTC') + INTERVAL 1 MINUTE) AS newest`})
@@ -58,7 +58,7 @@ func (w *Writer) recoverAtStart(ctx context.Context) error {
 	if err := w.recordSince(ctx, from); err != nil {
 		return err
 	}
-	return w.engine.Exec(ctx, querybuilder.Statement{
+	return w.engine.Exec(ctx, chsql.Statement{
 		SQL:    `INSERT INTO ` + w.schema.IngestCheckpoint + ` (recovered_to) VALUES ({t:DateTime64(6, 'UTC')})`,
 		Params: map[string]any{"t": newest},
 	})
@@ -67,7 +67,7 @@ func (w *Writer) recoverAtStart(ctx context.Context) error {
 // recordSince records the uuids of every event created since from.
 func (w *Writer) recordSince(ctx context.Context, from time.Time) error {
 	start := time.Now()
-	err := w.engine.Exec(ctx, querybuilder.Statement{
+	err := w.engine.Exec(ctx, chsql.Statement{
 		SQL: `INSERT INTO ` + w.schema.EventUUIDs + ` (team_id, uuid)
 SELECT team_id, uuid FROM ` + w.schema.Events + ` WHERE created_at >= {from:DateTime64(6, 'UTC')}`,
 		Params: map[string]any{"from": from},

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 var teamSeq atomic.Int64
@@ -46,7 +46,7 @@ func mustWrite(t *testing.T, w *Writer, events ...Capture) WriteResult {
 
 func queryInt(t *testing.T, sql string, params map[string]any) int64 {
 	t.Helper()
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{SQL: sql, Params: params})
+	rows, err := engine.Query(context.Background(), chsql.Statement{SQL: sql, Params: params})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +64,8 @@ func queryInt(t *testing.T, sql string, params map[string]any) int64 {
 // uniquePersons counts the persons behind a team's events the way
 // analyses do: through person overrides.
 func uniquePersons(t *testing.T, team int64) int64 {
-	return queryInt(t, "SELECT uniqExact("+querybuilder.EventPersonID+") FROM events AS e "+
-		querybuilder.EventPersonJoin+" WHERE e.team_id = {team:Int64}", map[string]any{"team": team})
+	return queryInt(t, "SELECT uniqExact("+chsql.EventPersonID+") FROM events AS e "+
+		chsql.EventPersonJoin+" WHERE e.team_id = {team:Int64}", map[string]any{"team": team})
 }
 
 func eventCount(t *testing.T, team int64) int64 {
@@ -75,7 +75,7 @@ func eventCount(t *testing.T, team int64) int64 {
 // personProperties reads the current properties of a distinct id's person.
 func personProperties(t *testing.T, team int64, distinctID string) map[string]any {
 	t.Helper()
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+	rows, err := engine.Query(context.Background(), chsql.Statement{
 		SQL: `SELECT argMax(properties, version) FROM persons
 WHERE team_id = {team:Int64} AND id = (
     SELECT argMax(person_id, version) FROM person_distinct_id
@@ -131,7 +131,7 @@ func TestPersonsCreatedAtIsTheirEarliestEvent(t *testing.T) {
 	w := newTestWriter(t)
 	created := func() time.Time {
 		t.Helper()
-		rows, err := engine.Query(context.Background(), querybuilder.Statement{
+		rows, err := engine.Query(context.Background(), chsql.Statement{
 			SQL:    "SELECT argMax(created_at, version) FROM persons WHERE team_id = {team:Int64} AND id = {id:UUID}",
 			Params: map[string]any{"team": team, "id": PersonIDFor(team, "u").String()}})
 		if err != nil || len(rows.Data) != 1 {
@@ -423,7 +423,7 @@ func TestHotPropertyColumnsHoldTheStringValueOfTheirKey(t *testing.T) {
 			t.Fatalf("%s differs from JSONExtractString(properties, %q)", col, k)
 		}
 	}
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{
+	rows, err := engine.Query(context.Background(), chsql.Statement{
 		SQL:    "SELECT mat_current_url, mat_browser, mat_os, mat_pathname, mat_group_0 FROM events WHERE team_id = {team:Int64} AND distinct_id = '0'",
 		Params: map[string]any{"team": team}})
 	if err != nil {

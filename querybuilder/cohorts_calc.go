@@ -102,13 +102,13 @@ func CohortStaticMembers(env Env, co Cohort, version int64, distinctIDs []string
 	return s.statement("INSERT INTO " + s.schema.CohortPeople + " (team_id, cohort_id, version, person_id)\n" +
 		"SELECT DISTINCT {team:Int64}, " + s.bind("Int64", co.ID) + ", " + s.bind("UInt64", uint64(version)) +
 		", if(empty(po.override_person_id), d.person_id, po.override_person_id)\nFROM (\n" + indent(ids) + "\n) AS d\n" +
-		s.schema.overridesJoinOn("d")), nil
+		s.schema.OverridesJoin("d")), nil
 }
 
 // CohortCount counts a cohort's members of one version, as
 // cohortMembers names them.
 func CohortCount(env Env, co Cohort, version int64) Statement {
-	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.orDefault()}, Facts{})
+	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.OrDefault()}, Facts{})
 	return s.statement("SELECT count() FROM (\n" + indent(cohortMembers(s, co.ID, version)) + "\n)")
 }
 
@@ -117,13 +117,13 @@ func CohortCount(env Env, co Cohort, version int64) Statement {
 // once (as cohortSQL reads membership in analyses).
 func cohortMembers(s *eventSource, cohortID, version int64) string {
 	return "SELECT DISTINCT if(empty(po.override_person_id), cp.person_id, po.override_person_id) AS actor\nFROM " +
-		s.schema.CohortPeople + " AS cp\n" + s.schema.overridesJoinOn("cp") + "\n" +
+		s.schema.CohortPeople + " AS cp\n" + s.schema.OverridesJoin("cp") + "\n" +
 		"WHERE cp.team_id = {team:Int64} AND cp.cohort_id = " + s.bind("Int64", cohortID) + " AND cp.version = " + s.bind("UInt64", uint64(version))
 }
 
 // CohortPrune deletes a cohort's member versions older than version.
 func CohortPrune(env Env, co Cohort, version int64) Statement {
-	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.orDefault()}, Facts{})
+	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.OrDefault()}, Facts{})
 	return s.statement("DELETE FROM " + s.schema.CohortPeople + " WHERE team_id = {team:Int64} AND cohort_id = " +
 		s.bind("Int64", co.ID) + " AND version < " + s.bind("UInt64", uint64(version)))
 }
@@ -131,6 +131,6 @@ func CohortPrune(env Env, co Cohort, version int64) Statement {
 // CohortMembersPage lists one page of a cohort's members (actorsPage's
 // rows: id as text and the total).
 func CohortMembersPage(env Env, co Cohort, page Page) Statement {
-	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.orDefault()}, Facts{})
+	s := newEventSource(&Common{Project: env.Project, clock: clock{loc: time.UTC}, Schema: env.Schema.OrDefault()}, Facts{})
 	return actorsPage(s, cohortMembers(s, co.ID, co.Version), page)
 }

@@ -207,7 +207,7 @@ func eventsQueryScan(n eventsQueryNode, path string, env Env, pr *problems) (sca
 		}
 		sc.personID = func() string {
 			reads.id = true
-			return mergedPersonID
+			return EventPersonID
 		}
 		if s := f.sql(&sc); s != "" {
 			parts = append(parts, s)

@@ -181,7 +181,7 @@ func (fb *funnelBuilder) hot() string {
 	}
 	actor, _ := fb.actor()
 	sub := fb.s.selectFrom([]string{actor}, fb.read(), fb.where(needed, true))
-	return actor + " " + fb.s.schema.globalIn() + " (\n" + indent(sub) + "\n)"
+	return actor + " " + globalIn(fb.s.schema) + " (\n" + indent(sub) + "\n)"
 }
 
 // mask is an event's bit mask of the steps (definitions) and exclusions

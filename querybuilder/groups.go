@@ -179,7 +179,7 @@ func (q GroupsQuery) Statement() Statement {
 FROM (
     SELECT group_type_index, group_key, argMax(group_properties, version) AS group_properties,
         argMax(created_at, version) AS created_at
-    FROM ` + q.Schema.orDefault().Groups + `
+    FROM ` + q.Schema.OrDefault().Groups + `
     WHERE ` + strings.Join(where, " AND ") + `
     GROUP BY group_type_index, group_key` + strings.ReplaceAll(having, "\n", "\n    ") + `
 )

@@ -120,7 +120,7 @@ func (r *hogqlResolver) Table(name string, bind func(string, any) string) (strin
 // Source implements hogql.SourceResolver: the project's rows of table,
 // with what the scan's fields read of persons joined.
 func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (string, error) {
-	s, alias := r.schema.orDefault(), scan.Alias
+	s, alias := r.schema.OrDefault(), scan.Alias
 	// The narrowing is the statement's own scan's: a subquery the user
 	// wrote reads every event it names.
 	cond, condReads := "", &personReads{}
@@ -143,8 +143,8 @@ func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (str
 			reads = &personReads{}
 		}
 		if reads.id || condReads.id {
-			cols = append(cols, mergedPersonID+" AS person_id")
-			from += "\n" + s.overridesJoin()
+			cols = append(cols, EventPersonID+" AS person_id")
+			from += "\n" + s.OverridesJoin("e")
 			if len(reads.cols)+len(condReads.cols) > 0 {
 				pcols := []string{"id"}
 				for i, expr := range reads.cols {
@@ -155,7 +155,7 @@ func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (str
 					pcols = append(pcols, fmt.Sprintf("argMax(%s, version) AS %s%d", expr, condPersonColumn, i))
 				}
 				from += "\nLEFT JOIN (\n    SELECT " + strings.Join(pcols, ", ") + "\n    FROM " + s.Persons +
-					" WHERE team_id = {team:Int64}\n    GROUP BY id HAVING argMax(is_deleted, version) = 0\n) AS pp ON pp.id = " + mergedPersonID
+					" WHERE team_id = {team:Int64}\n    GROUP BY id HAVING argMax(is_deleted, version) = 0\n) AS pp ON pp.id = " + EventPersonID
 			}
 		}
 		return "(\n    SELECT " + strings.Join(cols, ", ") + "\n    FROM " + indent(from)[4:] + "\n    WHERE e.team_id = {team:Int64}" + cond + "\n)", nil
@@ -205,7 +205,7 @@ func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, 
 	if !union {
 		s.Limit = &hogql.Constant{Value: int64(limit + 1)}
 	}
-	r := &hogqlResolver{schema: env.Schema.orDefault(), scans: map[string]*personReads{}, cond: cond}
+	r := &hogqlResolver{schema: env.Schema.OrDefault(), scans: map[string]*personReads{}, cond: cond}
 	out, err := hogql.CompileSelect(s, &hogql.Compiler{Resolver: r, Bind: b.bind, Placeholders: values, Aggregates: true})
 	if err != nil {
 		return HogQLStatement{}, &ValidationError{Attr: attr, Detail: hogqlMessage(err)}

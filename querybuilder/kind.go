@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Env is what a request is parsed in: the project's settings, the clock
@@ -29,24 +31,12 @@ type Env struct {
 }
 
 // Facts are what a statement depends on that only the events engine
-// knows. The caller reads them after a cache miss, and only those the
-// query Needs.
-type Facts struct {
-	// FirstEvent is the time of the project's first event, which
-	// date_from=all starts at; zero when the project has none.
-	FirstEvent time.Time
-	// NoPersonOverrides says the project has no merged persons (no
-	// override row), so statements take each event's person_id as it is
-	// and skip the override join, most of what counting persons costs.
-	// The zero value keeps the join, which is right either way.
-	NoPersonOverrides bool
-}
+// knows (chsql.Facts, so that olap.ReadFacts needs no compiler). The
+// caller reads them after a cache miss, and only those the query Needs.
+type Facts = chsql.Facts
 
 // Needs says which Facts a query's statement depends on.
-type Needs struct {
-	FirstEvent      bool
-	PersonOverrides bool
-}
+type Needs = chsql.Needs
 
 // Query is a parsed, validated analysis request of one kind.
 type Query interface {

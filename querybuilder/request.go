@@ -150,7 +150,7 @@ func newCommon(env Env, pr *problems) Common {
 	if project.WeekStartDay == 1 {
 		ws = time.Monday
 	}
-	return Common{Project: project, Now: now, Schema: env.Schema.orDefault(), Interval: IntervalDay,
+	return Common{Project: project, Now: now, Schema: env.Schema.OrDefault(), Interval: IntervalDay,
 		clock: clock{now: now.In(loc), loc: loc, weekStart: ws}, actions: env.Actions, cohorts: env.Cohorts}
 }
 

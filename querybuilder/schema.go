@@ -1,120 +1,47 @@
 package querybuilder
 
-// Schema names insightd's ClickHouse tables: those analyses read, those
-// ingestion writes and those a project's deletion clears. One value is handed in with the
-// environment, so that a deployment whose events live elsewhere (a
-// cluster's Distributed table, a database prefix) changes them in one
-// place rather than in every statement.
-type Schema struct {
-	// Events holds one row per captured event.
-	Events string
-	// Persons holds every person's versions (properties, deletion).
-	Persons string
-	// DistinctIDs maps each distinct id to its person, versioned.
-	DistinctIDs string
-	// Overrides maps merged-away persons to the person they merged into.
-	Overrides string
-	// EventUUIDs records the uuids of stored events (ingestion's
-	// deduplication).
-	EventUUIDs string
-	// CohortPeople holds the computed members of cohorts, by version.
-	CohortPeople string
-	// Groups holds every version of every group ($groupidentify).
-	Groups string
-	// GroupKeys holds every group key seen per group type, on events or
-	// in groups, kept by materialized views (the group lookup's check).
-	GroupKeys string
-	// Sessions holds each session's partial aggregates per day, kept from
-	// events by a materialized view (session properties).
-	Sessions string
-	// IngestCheckpoint remembers how far ingestion's crash recovery has
-	// read (one row per recovery, no project).
-	IngestCheckpoint string
-	// Cluster names the ClickHouse cluster whose Distributed tables Events
-	// and Sessions are (ClusterSchema); empty on one node.
-	Cluster string
-}
+import "github.com/insightd/insightd/querybuilder/chsql"
+
+// Schema names insightd's ClickHouse tables (chsql.Schema); Env hands one
+// in, the zero value meaning DefaultSchema.
+type Schema = chsql.Schema
 
 // DefaultSchema is the single-node layout migrations/clickhouse creates.
-func DefaultSchema() Schema {
-	return Schema{
-		Events:           "events",
-		Persons:          "persons",
-		DistinctIDs:      "person_distinct_id",
-		Overrides:        "person_overrides",
-		EventUUIDs:       "event_uuids",
-		CohortPeople:     "cohort_people",
-		Groups:           "groups",
-		GroupKeys:        "group_keys",
-		Sessions:         "sessions",
-		IngestCheckpoint: "ingest_checkpoint",
+func DefaultSchema() Schema { return chsql.DefaultSchema() }
+
+// ClusterSchema is the layout the migrations compile for the ClickHouse
+// cluster named cluster.
+func ClusterSchema(cluster string) Schema { return chsql.ClusterSchema(cluster) }
+
+// EventPersonJoin and EventPersonID read an event's current person
+// through the overrides of merged persons (chsql.EventPersonJoin), for
+// tests and tools that write their own checks.
+var EventPersonJoin = chsql.EventPersonJoin
+
+// EventPersonID is an event's person, given EventPersonJoin.
+const EventPersonID = chsql.EventPersonID
+
+// globalIn is the IN of a condition, inside a statement that reads
+// events, whose subquery reads events too. On a cluster it is GLOBAL IN:
+// the subquery runs once over every shard and its result travels to each
+// shard, where a plain IN would run it on each shard's events alone and
+// miss the persons whose events span two shards (merged persons); the
+// engine refuses the plain form anyway (distributed_product_mode=deny).
+// A subquery over a full copy (persons, overrides, cohorts) needs no
+// GLOBAL: each shard has all of it.
+func globalIn(s Schema) string {
+	if s.OrDefault().Cluster != "" {
+		return "GLOBAL IN"
 	}
+	return "IN"
 }
 
-// TeamTables are the tables whose rows belong to one project (keyed by
-// team_id): what deleting a project must clear. A table added to the
-// schema with a team_id belongs here.
-func (s Schema) TeamTables() []string {
-	s = s.orDefault()
-	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups, s.Sessions, s.GroupKeys}
-}
-
-// orDefault is s, or the default layout when s was left empty (tests and
-// tools that do not care build requests with a zero Env).
-func (s Schema) orDefault() Schema {
-	if s.Events == "" {
-		return DefaultSchema()
+// globalJoin is join ("LEFT JOIN", ...) for a right side that reads a
+// Distributed table inside a statement that reads events: GLOBAL on a
+// cluster, for the reason globalIn says.
+func globalJoin(s Schema, join string) string {
+	if s.OrDefault().Cluster != "" {
+		return "GLOBAL " + join
 	}
-	return s
-}
-
-// overridesJoin resolves each event's person through the overrides of
-// merged persons (see eventSource.personID). It needs {team:Int64}. The
-// right side holds only merged persons of one project: small next to
-// events.
-func (s Schema) overridesJoin() string { return s.overridesJoinOn("e") }
-
-// overridesJoinOn resolves the person_id of the rows aliased alias (a
-// constant of the caller's, never input) through the overrides.
-func (s Schema) overridesJoinOn(alias string) string {
-	return `LEFT JOIN (
-    SELECT old_person_id, argMax(override_person_id, version) AS override_person_id
-    FROM ` + s.Overrides + ` WHERE team_id = {team:Int64} GROUP BY old_person_id
-) AS po ON ` + alias + `.person_id = po.old_person_id`
-}
-
-// Events are stored with the person their distinct id belonged to when
-// they arrived. When two persons merge later ($identify, $create_alias,
-// $merge_dangerously of two existing persons), the merged-away person gets
-// a row in the overrides table instead of rewriting its events, so
-// analyses read events (aliased e) through EventPersonJoin and count
-// EventPersonID, the person the event belongs to now. They are the default
-// schema's, for tests and tools that write their own checks.
-var (
-	EventPersonJoin = DefaultSchema().overridesJoin()
-	EventPersonID   = mergedPersonID
-)
-
-// mergedPersonID is an event's person, given the overrides join.
-const mergedPersonID = `if(empty(po.override_person_id), e.person_id, po.override_person_id)`
-
-// PersonOverridesStatement answers one row when the project has merged
-// persons (Facts.NoPersonOverrides is false), none otherwise. It reads
-// the first granule of the project's overrides, in the table's order.
-func (s Schema) PersonOverridesStatement(projectID int64) Statement {
-	return Statement{
-		SQL:    `SELECT 1 FROM ` + s.orDefault().Overrides + ` WHERE team_id = {team:Int64} LIMIT 1`,
-		Params: map[string]any{"team": projectID},
-	}
-}
-
-// FirstEventStatement finds when a project's first event happened, which
-// date_from=all needs. It reads in the table's order (team, day), so it
-// touches only the first day's granules. No row means no events.
-func (s Schema) FirstEventStatement(projectID int64) Statement {
-	return Statement{
-		SQL: `SELECT timestamp FROM ` + s.orDefault().Events + ` WHERE team_id = {team:Int64}
-ORDER BY toDate(timestamp), timestamp LIMIT 1`,
-		Params: map[string]any{"team": projectID},
-	}
+	return join
 }

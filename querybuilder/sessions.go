@@ -81,7 +81,7 @@ func (s *eventSource) sessionJoin() string {
 		}
 		where += " AND day >= toDate(" + s.time(from.Add(-sessionMargin)) + ") AND day <= toDate(" + s.time(to.Add(sessionMargin)) + ")"
 	}
-	return s.schema.globalJoin("LEFT JOIN") + ` (
+	return globalJoin(s.schema, "LEFT JOIN") + ` (
     SELECT ` + strings.Join(cols, ",\n        ") + `
     FROM ` + s.schema.Sessions + `
     WHERE ` + where + `

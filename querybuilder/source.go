@@ -88,7 +88,7 @@ type scope struct {
 // newEventSource starts a statement of request c: the team and timezone
 // parameters every event read uses are bound.
 func newEventSource(c *Common, f Facts) *eventSource {
-	s := &eventSource{c: c, facts: f, schema: c.Schema.orDefault()}
+	s := &eventSource{c: c, facts: f, schema: c.Schema.OrDefault()}
 	s.scope = scope{binder: newBinder(), person: s.personColumn, session: s.sessionColumn, group: s.groupColumn,
 		personID: s.personID, schema: s.schema}
 	s.named("team", "Int64", c.Project.ID)
@@ -117,7 +117,7 @@ type joins struct {
 func (s *eventSource) from(j joins) string {
 	sql := s.schema.Events + " AS e"
 	if (j.overrides || j.persons) && !s.facts.NoPersonOverrides {
-		sql += "\n" + s.schema.overridesJoin()
+		sql += "\n" + s.schema.OverridesJoin("e")
 	}
 	// A left join whose columns nothing reads changes no row (persons
 	// are unique by id): a read that registered no person property yet
@@ -146,7 +146,7 @@ func (s *eventSource) personID() string {
 	if s.facts.NoPersonOverrides {
 		return "e.person_id"
 	}
-	return mergedPersonID
+	return EventPersonID
 }
 
 // groupColumns are the events' materialized $group_N columns.

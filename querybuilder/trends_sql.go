@@ -193,7 +193,7 @@ func (tb *trendsBuilder) breakdown(src source) string {
 	top := tb.selectFrom(src, []string{x + " AS breakdown_value"}, tb.timeCond(false)) +
 		"\nGROUP BY breakdown_value\nORDER BY count() DESC, breakdown_value\nLIMIT " +
 		tb.s.named("breakdown_limit", "UInt32", bd.Limit)
-	return "if(" + x + " " + tb.s.schema.globalIn() + " (\n" + indent(top) + "\n), " + x + ", " + tb.s.named("breakdown_other", "String", BreakdownOther) + ")"
+	return "if(" + x + " " + globalIn(tb.s.schema) + " (\n" + indent(top) + "\n), " + x + ", " + tb.s.named("breakdown_other", "String", BreakdownOther) + ")"
 }
 
 // binned is a numeric breakdown's value as its histogram bin, "[lo,hi]":

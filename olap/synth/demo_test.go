@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 func demoWriter(t *testing.T) *olap.Writer {
@@ -20,7 +20,7 @@ func demoWriter(t *testing.T) *olap.Writer {
 
 func demoQuery(t *testing.T, team int64, sql string) []any {
 	t.Helper()
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{SQL: sql, Params: map[string]any{"team": team}})
+	rows, err := engine.Query(context.Background(), chsql.Statement{SQL: sql, Params: map[string]any{"team": team}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +55,8 @@ FROM events WHERE team_id = {team:Int64}`)
 		t.Fatalf("events fall outside the 30 days: %s .. %s", first, last)
 	}
 	// Each visitor is one person: signing up merged the anonymous browsing.
-	persons := demoQuery(t, cfg.Team, "SELECT uniqExact("+querybuilder.EventPersonID+") FROM events AS e "+
-		querybuilder.EventPersonJoin+" WHERE e.team_id = {team:Int64}")
+	persons := demoQuery(t, cfg.Team, "SELECT uniqExact("+chsql.EventPersonID+") FROM events AS e "+
+		chsql.EventPersonJoin+" WHERE e.team_id = {team:Int64}")
 	if persons[0] != uint64(st.Persons) {
 		t.Fatalf("want %d persons, got %v", st.Persons, persons[0])
 	}

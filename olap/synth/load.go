@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Limits of one load. They keep every intermediate of the generator's
@@ -169,9 +169,9 @@ func load(ctx context.Context, e olap.Engine, cfg LoadConfig, events string, pro
 }
 
 // statement binds the configuration and one chunk's rows to sql.
-func (c LoadConfig) statement(sql string, from, count int64) querybuilder.Statement {
+func (c LoadConfig) statement(sql string, from, count int64) chsql.Statement {
 	start, end := c.Range()
-	return querybuilder.Statement{SQL: sql, Params: map[string]any{
+	return chsql.Statement{SQL: sql, Params: map[string]any{
 		"seed":     c.Seed,
 		"team":     c.Project,
 		"events":   uint64(c.Events),
@@ -187,7 +187,7 @@ func (c LoadConfig) statement(sql string, from, count int64) querybuilder.Statem
 // hotColumns as a materialized column. Materialized columns a later
 // migration adds are computed by the engine either way.
 func hotColumnsMatch(ctx context.Context, e olap.Engine) (bool, error) {
-	rows, err := e.Query(ctx, querybuilder.Statement{SQL: materializedSQL})
+	rows, err := e.Query(ctx, chsql.Statement{SQL: materializedSQL})
 	if err != nil {
 		return false, fmt.Errorf("read the events table's columns: %w", err)
 	}
@@ -207,7 +207,7 @@ func hotColumnsMatch(ctx context.Context, e olap.Engine) (bool, error) {
 
 // ProjectEvents counts the events the project already has.
 func ProjectEvents(ctx context.Context, e olap.Engine, project int64) (int64, error) {
-	rows, err := e.Query(ctx, querybuilder.Statement{
+	rows, err := e.Query(ctx, chsql.Statement{
 		SQL:    "SELECT count() FROM events WHERE team_id = {team:Int64}",
 		Params: map[string]any{"team": project},
 	})

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // Report describes a project's data and times the queries that did so, so
@@ -73,7 +73,7 @@ GROUP BY table ORDER BY table`
 func ProjectReport(ctx context.Context, e olap.Engine, project int64) (Report, error) {
 	r := Report{Project: project, Funnel: Funnel{Steps: []string{"$pageview", "signup", "purchase"}}}
 	p := map[string]any{"team": project}
-	rows, err := e.Query(ctx, querybuilder.Statement{SQL: reportTotalsSQL, Params: p})
+	rows, err := e.Query(ctx, chsql.Statement{SQL: reportTotalsSQL, Params: p})
 	if err != nil {
 		return r, fmt.Errorf("report totals: %w", err)
 	}
@@ -86,7 +86,7 @@ func ProjectReport(ctx context.Context, e olap.Engine, project int64) (Report, e
 	}
 
 	began := time.Now()
-	if rows, err = e.Query(ctx, querybuilder.Statement{SQL: reportByEventSQL, Params: p}); err != nil {
+	if rows, err = e.Query(ctx, chsql.Statement{SQL: reportByEventSQL, Params: p}); err != nil {
 		return r, fmt.Errorf("report events by name: %w", err)
 	}
 	r.ByEventSeconds = time.Since(began).Seconds()
@@ -96,7 +96,7 @@ func ProjectReport(ctx context.Context, e olap.Engine, project int64) (Report, e
 	}
 
 	began = time.Now()
-	if rows, err = e.Query(ctx, querybuilder.Statement{SQL: reportFunnelSQL, Params: p}); err != nil {
+	if rows, err = e.Query(ctx, chsql.Statement{SQL: reportFunnelSQL, Params: p}); err != nil {
 		return r, fmt.Errorf("report funnel: %w", err)
 	}
 	r.Funnel.Seconds = time.Since(began).Seconds()
@@ -106,7 +106,7 @@ func ProjectReport(ctx context.Context, e olap.Engine, project int64) (Report, e
 		}
 	}
 
-	if rows, err = e.Query(ctx, querybuilder.Statement{SQL: reportTablesSQL}); err != nil {
+	if rows, err = e.Query(ctx, chsql.Statement{SQL: reportTablesSQL}); err != nil {
 		return r, fmt.Errorf("report table sizes: %w", err)
 	}
 	for _, d := range rows.Data {
@@ -143,7 +143,7 @@ var optimizeSQL = []string{
 // set (benchmarks/results/ingestion.md).
 func Optimize(ctx context.Context, e olap.Engine) error {
 	for _, sql := range optimizeSQL {
-		if err := e.Exec(ctx, querybuilder.Statement{SQL: sql}); err != nil {
+		if err := e.Exec(ctx, chsql.Statement{SQL: sql}); err != nil {
 			return fmt.Errorf("%s: %w", sql, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/olap/olaptest"
-	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
 // engine is the embedded engine every test in this package shares: chDB
@@ -27,7 +27,7 @@ var end = time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
 // query runs a statement that returns one row and returns that row.
 func query(t *testing.T, sql string, params map[string]any) []any {
 	t.Helper()
-	rows, err := engine.Query(context.Background(), querybuilder.Statement{SQL: sql, Params: params})
+	rows, err := engine.Query(context.Background(), chsql.Statement{SQL: sql, Params: params})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, sql)
 	}

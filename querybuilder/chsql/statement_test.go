@@ -1,4 +1,4 @@
-package querybuilder
+package chsql
 
 import (
 	"strings"
@@ -9,6 +9,7 @@ import (
 // SETTINGS clause, the statement's first, and the statement handed in is
 // left as it was.
 func TestWithLimitsWritesTheStatementsSettings(t *testing.T) {
+	const sessionJoinSetting = "query_plan_join_swap_table = 'false'" // the sessions join's (querybuilder)
 	own := []string{sessionJoinSetting}
 	in := Statement{SQL: "SELECT 1", Settings: own[:1:1]}
 	out := WithLimits(in, Limits{MaxExecutionTime: 7})

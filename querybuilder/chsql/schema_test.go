@@ -1,4 +1,4 @@
-package querybuilder
+package chsql
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // deleting a project must clear it: each one the migrations create is in
 // TeamTables, and TeamTables names only tables the migrations create.
 func TestTeamTablesAreEveryTableTheMigrationsKeyByTeam(t *testing.T) {
-	files, err := filepath.Glob("../migrations/clickhouse/*.sql")
+	files, err := filepath.Glob("../../migrations/clickhouse/*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no migrations: %v", err)
 	}
