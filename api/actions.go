@@ -104,7 +104,7 @@ func (s *Server) actionActivity(c *gin.Context) {
 // actionInput reads and checks an action body, its steps as analyses
 // will read them.
 func (s *Server) actionInput(c *gin.Context) (*metadata.Project, metadata.ActionInput, bool) {
-	body, err := jsonObject(c)
+	body, err := httpx.JSONObject(c)
 	var in metadata.ActionInput
 	if err == nil {
 		in, err = metadata.ParseActionInput(body)

@@ -46,7 +46,7 @@ func (s *Server) listAnnotations(c *gin.Context) {
 }
 
 func (s *Server) createAnnotation(c *gin.Context) {
-	in, err := annotationInput(c)
+	in, err := httpx.Bind(c, metadata.ParseAnnotationInput)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -72,7 +72,7 @@ func (s *Server) getAnnotation(c *gin.Context) {
 // updateAnnotation applies any subset of the writeable fields;
 // deleted: true soft-deletes, deleted: false restores.
 func (s *Server) updateAnnotation(c *gin.Context) {
-	in, err := annotationInput(c)
+	in, err := httpx.Bind(c, metadata.ParseAnnotationInput)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -134,15 +134,6 @@ func (s *Server) renderActivity(c *gin.Context, p *metadata.Project, scope, item
 		out[k] = activityEntry(&entries[k])
 	}
 	httpx.Paginated(c, total, limit, offset, out)
-}
-
-// annotationInput reads a JSON object body into checked annotation fields.
-func annotationInput(c *gin.Context) (metadata.AnnotationInput, error) {
-	body, err := jsonObject(c)
-	if err != nil {
-		return metadata.AnnotationInput{}, err
-	}
-	return metadata.ParseAnnotationInput(body)
 }
 
 // annotationJSON is an annotation in PostHog's shape. Dashboards do not

@@ -295,7 +295,7 @@ func cohortBody(c *gin.Context) (metadata.CohortInput, []string, error) {
 		}
 	} else {
 		var err error
-		if body, err = jsonObject(c); err != nil {
+		if body, err = httpx.JSONObject(c); err != nil {
 			return metadata.CohortInput{}, nil, err
 		}
 	}

@@ -49,18 +49,27 @@ func (s *Server) listDashboards(c *gin.Context) {
 	httpx.Paginated(c, total, limit, offset, out)
 }
 
-func (s *Server) createDashboard(c *gin.Context) {
-	in, err := dashboardInput(c)
+// dashboardInput reads a dashboard's checked fields from the body, for
+// the path's project; it has answered the error when ok is false.
+func (s *Server) dashboardInput(c *gin.Context) (p *metadata.Project, in metadata.DashboardInput, ok bool) {
+	in, err := httpx.Bind(c, metadata.ParseDashboardInput)
 	if err != nil {
 		httpx.WriteError(c, err)
-		return
+		return nil, in, false
 	}
-	p, ok := s.pathInsightProject(c)
-	if !ok {
-		return
+	if p, ok = s.pathInsightProject(c); !ok {
+		return nil, in, false
 	}
 	if err := s.checkDashboardFilters(c.Request.Context(), p, in); err != nil {
 		httpx.WriteError(c, err)
+		return nil, in, false
+	}
+	return p, in, true
+}
+
+func (s *Server) createDashboard(c *gin.Context) {
+	p, in, ok := s.dashboardInput(c)
+	if !ok {
 		return
 	}
 	d, err := s.store.CreateDashboard(c.Request.Context(), p, principal(c).User.ID, in)
@@ -144,17 +153,8 @@ func (s *Server) updateDashboard(c *gin.Context) {
 		httpx.WriteError(c, err)
 		return
 	}
-	in, err := dashboardInput(c)
-	if err != nil {
-		httpx.WriteError(c, err)
-		return
-	}
-	p, ok := s.pathInsightProject(c)
+	p, in, ok := s.dashboardInput(c)
 	if !ok {
-		return
-	}
-	if err := s.checkDashboardFilters(c.Request.Context(), p, in); err != nil {
-		httpx.WriteError(c, err)
 		return
 	}
 	d, err := s.store.UpdateDashboard(c.Request.Context(), p, principal(c).User.ID, id, in)
@@ -217,14 +217,6 @@ func (s *Server) renderDashboard(c *gin.Context, status int, p *metadata.Project
 		return
 	}
 	c.JSON(status, dashboardJSON{dashboardBasicJSON: dashboardBasic(d), Tiles: tiles})
-}
-
-func dashboardInput(c *gin.Context) (metadata.DashboardInput, error) {
-	body, err := jsonObject(c)
-	if err != nil {
-		return metadata.DashboardInput{}, err
-	}
-	return metadata.ParseDashboardInput(body)
 }
 
 // dashboardBasicJSON is a dashboard as PostHog lists it.

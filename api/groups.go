@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/api/httpx"
+	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -62,17 +63,27 @@ func (s *Server) listGroupTypes(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-// listGroups answers a page of the project's groups of group_type_index,
-// newest first: search keeps those whose key or properties hold it (any
-// case), group_key the one with that key.
-func (s *Server) listGroups(c *gin.Context) {
+// groupsOfType reads the path's project and the group_type_index asked
+// for; it has answered the error when ok is false.
+func (s *Server) groupsOfType(c *gin.Context) (*metadata.Project, int, bool) {
 	p, ok := s.pathInsightProject(c)
 	if !ok {
-		return
+		return nil, 0, false
 	}
 	idx, err := groupTypeIndexParam(c)
 	if err != nil {
 		httpx.WriteError(c, err)
+		return nil, 0, false
+	}
+	return p, idx, true
+}
+
+// listGroups answers a page of the project's groups of group_type_index,
+// newest first: search keeps those whose key or properties hold it (any
+// case), group_key the one with that key.
+func (s *Server) listGroups(c *gin.Context) {
+	p, idx, ok := s.groupsOfType(c)
+	if !ok {
 		return
 	}
 	limit, offset, err := httpx.Page(c)
@@ -101,13 +112,8 @@ func (s *Server) listGroups(c *gin.Context) {
 
 // findGroup answers the group of group_type_index and group_key, or 404.
 func (s *Server) findGroup(c *gin.Context) {
-	p, ok := s.pathInsightProject(c)
+	p, idx, ok := s.groupsOfType(c)
 	if !ok {
-		return
-	}
-	idx, err := groupTypeIndexParam(c)
-	if err != nil {
-		httpx.WriteError(c, err)
 		return
 	}
 	key, given := c.GetQuery("group_key")

@@ -116,7 +116,7 @@ func insightListFilter(c *gin.Context) (metadata.InsightFilter, error) {
 }
 
 func (s *Server) createInsight(c *gin.Context) {
-	in, err := insightInput(c)
+	in, err := httpx.Bind(c, metadata.ParseInsightInput)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -167,7 +167,7 @@ func (s *Server) getInsight(c *gin.Context) {
 }
 
 func (s *Server) updateInsight(c *gin.Context) {
-	in, err := insightInput(c)
+	in, err := httpx.Bind(c, metadata.ParseInsightInput)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -287,7 +287,7 @@ func (s *Server) getInsightSharing(c *gin.Context) {
 }
 
 func (s *Server) updateInsightSharing(c *gin.Context) {
-	body, err := jsonObject(c)
+	body, err := httpx.JSONObject(c)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -317,7 +317,7 @@ func (s *Server) updateInsightSharing(c *gin.Context) {
 }
 
 func (s *Server) cancelInsightQuery(c *gin.Context) {
-	body, err := jsonObject(c)
+	body, err := httpx.JSONObject(c)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -344,15 +344,6 @@ func (s *Server) cancelInsightQuery(c *gin.Context) {
 	}
 	// 201 either way: the client wants the query gone, and it is.
 	httpx.Render(c, http.StatusCreated, gin.H{"client_query_id": id, "cancelled": cancelled})
-}
-
-// insightInput reads a JSON object body into checked insight fields.
-func insightInput(c *gin.Context) (metadata.InsightInput, error) {
-	body, err := jsonObject(c)
-	if err != nil {
-		return metadata.InsightInput{}, err
-	}
-	return metadata.ParseInsightInput(body)
 }
 
 // dashboardTileJSON is an insight's place on a dashboard.

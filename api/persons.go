@@ -141,13 +141,21 @@ func (s *Server) listPersons(c *gin.Context) {
 	httpx.RenderPage(c, total, q.Limit, q.Offset, persons)
 }
 
-func (s *Server) getPerson(c *gin.Context) {
+// pathPerson reads the path's project and the person id it names (a
+// uuid; anything else names no person: 404). It has answered the error
+// when ok is false.
+func (s *Server) pathPerson(c *gin.Context) (*metadata.Project, uuid.UUID, bool) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		httpx.WriteError(c, httpx.NotFound())
-		return
+		return nil, id, false
 	}
 	p, ok := s.pathInsightProject(c)
+	return p, id, ok
+}
+
+func (s *Server) getPerson(c *gin.Context) {
+	p, id, ok := s.pathPerson(c)
 	if !ok {
 		return
 	}
@@ -200,16 +208,11 @@ func (s *Server) propertyValues(c *gin.Context, typ string) {
 // sent, the others kept), as an event of the person, so that the change
 // goes through ingestion like any $set and analyses see it.
 func (s *Server) updatePerson(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		httpx.WriteError(c, httpx.NotFound())
-		return
-	}
-	p, ok := s.pathInsightProject(c)
+	p, id, ok := s.pathPerson(c)
 	if !ok {
 		return
 	}
-	body, err := jsonObject(c)
+	body, err := httpx.JSONObject(c)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -268,17 +271,13 @@ func (s *Server) updatePerson(c *gin.Context) {
 // runs the whole deletion again: that is how a deletion whose events'
 // DELETE failed (503) is retried.
 func (s *Server) deletePerson(c *gin.Context) {
-	id, err := uuid.Parse(c.Param("id"))
-	if err != nil {
-		httpx.WriteError(c, httpx.NotFound())
-		return
-	}
-	p, ok := s.pathInsightProject(c)
+	p, id, ok := s.pathPerson(c)
 	if !ok {
 		return
 	}
 	withEvents := false
 	if v := c.Query("delete_events"); v != "" {
+		var err error
 		if withEvents, err = strconv.ParseBool(v); err != nil {
 			httpx.WriteError(c, httpx.Invalid("delete_events", "delete_events must be true or false."))
 			return

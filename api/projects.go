@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -105,7 +104,7 @@ func (s *Server) renderProjects(c *gin.Context, org string, limit, offset int) {
 }
 
 func (s *Server) createProject(c *gin.Context) {
-	in, err := projectInput(c)
+	in, err := httpx.Bind(c, metadata.ParseProjectInput)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -194,7 +193,7 @@ func (s *Server) writeProjectByID(c *gin.Context, full bool) {
 }
 
 func (s *Server) updateProjectIn(c *gin.Context, org string, id int64, full bool) {
-	in, err := projectInput(c)
+	in, err := httpx.Bind(c, metadata.ParseProjectInput)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
@@ -290,32 +289,6 @@ func (s *Server) projectActivity(c *gin.Context) {
 		out[i] = activityEntry(&entries[i])
 	}
 	httpx.Paginated(c, total, limit, offset, out)
-}
-
-// projectInput reads a JSON object body into checked project fields.
-func projectInput(c *gin.Context) (metadata.ProjectInput, error) {
-	body, err := jsonObject(c)
-	if err != nil {
-		return metadata.ProjectInput{}, err
-	}
-	return metadata.ParseProjectInput(body)
-}
-
-// jsonObject reads the request body as one JSON object (an empty body is
-// an empty object).
-func jsonObject(c *gin.Context) (map[string]json.RawMessage, error) {
-	b, err := io.ReadAll(c.Request.Body)
-	if err != nil {
-		return nil, err
-	}
-	body := map[string]json.RawMessage{}
-	if len(b) == 0 {
-		return body, nil
-	}
-	if err := json.Unmarshal(b, &body); err != nil || body == nil {
-		return nil, &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
-	}
-	return body, nil
 }
 
 // projectSummaryJSON is the reduced project of the list endpoint.

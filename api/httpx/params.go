@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,3 +43,31 @@ func QueryBool(c *gin.Context, name string) (*bool, error) {
 }
 
 func IsJSONNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+// JSONObject reads the request body as one JSON object (an empty body is
+// an empty object).
+func JSONObject(c *gin.Context) (map[string]json.RawMessage, error) {
+	b, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]json.RawMessage{}
+	if len(b) == 0 {
+		return body, nil
+	}
+	if err := json.Unmarshal(b, &body); err != nil || body == nil {
+		return nil, &Error{Kind: KindInvalid, Code: "parse_error", Detail: "The body must be a JSON object."}
+	}
+	return body, nil
+}
+
+// Bind reads the request body as one JSON object and checks its fields
+// with parse (a store's Parse<Resource>Input).
+func Bind[T any](c *gin.Context, parse func(map[string]json.RawMessage) (T, error)) (T, error) {
+	body, err := JSONObject(c)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return parse(body)
+}
