@@ -11,8 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap/metrics"
 )
 
 // renderCacheBytes bounds the memory the rendered dashboards keep; an
