@@ -13,8 +13,8 @@ import (
 
 	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap/metrics"
 )
 
 // renderCacheBytes bounds the memory the rendered dashboards keep; an

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/insightd/insightd/olap/metrics"
+	"github.com/insightd/insightd/olap"
 )
 
 // Metrics (Config.Metrics) are served at GET /metrics of the API, or with
@@ -42,10 +42,10 @@ func (s *Server) watchMetrics() {
 
 // observeRequests times each request by its route template (gin's
 // FullPath, never the path, which holds ids) and status, and hands the
-// metrics to the engine calls the request makes (metrics.NewContext).
+// metrics to the engine calls the request makes (olap.WithStatementObserver).
 func (s *Server) observeRequests(c *gin.Context) {
 	start := time.Now()
-	c.Request = c.Request.WithContext(metrics.NewContext(c.Request.Context(), s.cfg.Metrics))
+	c.Request = c.Request.WithContext(olap.WithStatementObserver(c.Request.Context(), s.cfg.Metrics))
 	c.Next()
 	s.cfg.Metrics.ObserveRequest(c.Request.Method, c.FullPath(), c.Writer.Status(), time.Since(start))
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata/metadatatest"
-	"github.com/insightd/insightd/olap/metrics"
 )
 
 // scrape reads GET /metrics into series: the text before each sample's

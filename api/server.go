@@ -19,9 +19,9 @@ import (
 	"github.com/insightd/insightd/api/cohortcalc"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/api/ingest"
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/olap/chdb"
-	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
@@ -261,7 +260,7 @@ func (e *Embedded) query(ctx context.Context, stmt chsql.Statement) (*Rows, erro
 		if err != nil {
 			return err
 		}
-		metrics.FromContext(ctx).ObserveStatement(res.StorageRowsRead, res.StorageBytesRead)
+		observeStatement(ctx, res.StorageRowsRead, res.StorageBytesRead)
 		rows, err = decodeJSONCompact(res.Data)
 		return err
 	})
@@ -277,7 +276,7 @@ func (e *Embedded) Exec(ctx context.Context, stmt chsql.Statement) error {
 	return e.run(ctx, func(c *chdb.Conn, tag string) error {
 		res, err := c.Query(tag+stmt.SQL, "TSV", params)
 		if err == nil {
-			metrics.FromContext(ctx).ObserveStatement(res.StorageRowsRead, res.StorageBytesRead)
+			observeStatement(ctx, res.StorageRowsRead, res.StorageBytesRead)
 		}
 		return err
 	})

@@ -5,25 +5,24 @@ import (
 	"sync/atomic"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
-
-	"github.com/insightd/insightd/olap/metrics"
 )
 
 // readProgress adds up the progress packets the server sends while a
 // statement runs: the rows and bytes it read from storage so far.
 type readProgress struct {
-	m           *metrics.Metrics
+	o           StatementObserver
 	rows, bytes atomic.Uint64
 }
 
 // watchProgress asks the driver for the statement's progress when ctx
-// carries metrics; without them it returns ctx and a nil watcher.
+// carries a StatementObserver; without one it returns ctx and a nil
+// watcher.
 func watchProgress(ctx context.Context) (context.Context, *readProgress) {
-	m := metrics.FromContext(ctx)
-	if m == nil {
+	o := statementObserver(ctx)
+	if o == nil {
 		return ctx, nil
 	}
-	p := &readProgress{m: m}
+	p := &readProgress{o: o}
 	return clickhouse.Context(ctx, clickhouse.WithProgress(func(pr *clickhouse.Progress) {
 		p.rows.Add(pr.Rows)
 		p.bytes.Add(pr.Bytes)
@@ -33,6 +32,6 @@ func watchProgress(ctx context.Context) (context.Context, *readProgress) {
 // observe records what the statement read; nil-safe.
 func (p *readProgress) observe() {
 	if p != nil {
-		p.m.ObserveStatement(p.rows.Load(), p.bytes.Load())
+		p.o.ObserveStatement(p.rows.Load(), p.bytes.Load())
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder/chsql"
 )
 
@@ -52,8 +51,9 @@ type WriterConfig struct {
 	// stored and before their uuids are recorded: a test hook, to kill
 	// the process at that instant.
 	AfterEventsInsert func()
-	// Metrics, when set, records each flush and reports the queue depth.
-	Metrics *metrics.Metrics
+	// Metrics, when set, records each flush and reports the queue depth
+	// (the server's metrics, api/metrics).
+	Metrics WriterObserver
 }
 
 // DefaultWriterConfig is the configuration without any setting.
@@ -173,7 +173,9 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	if cfg.SoleWriter {
 		w.recent = newRecentUUIDs(cfg.RecentUUIDs, time.Now())
 	}
-	cfg.Metrics.WatchWriterQueue(w.queued.Load)
+	if cfg.Metrics != nil {
+		cfg.Metrics.WatchWriterQueue(w.queued.Load)
+	}
 	go w.loop()
 	return w
 }

@@ -215,7 +215,9 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 	for _, gi := range b.owner {
 		b.results[gi].Stored++
 	}
-	w.cfg.Metrics.ObserveFlush(len(b.events), time.Since(began))
+	if w.cfg.Metrics != nil {
+		w.cfg.Metrics.ObserveFlush(len(b.events), time.Since(began))
+	}
 	w.stats.Flushes.Add(1)
 	w.stats.Events.Add(int64(len(b.events)))
 	w.stats.Duplicates.Add(int64(b.total - len(b.events)))

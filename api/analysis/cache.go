@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

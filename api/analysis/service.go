@@ -20,9 +20,9 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

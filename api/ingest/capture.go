@@ -19,9 +19,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/insightd/insightd/api/httpx"
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/olap/metrics"
 )
 
 // capturePaths are where PostHog's SDKs send events. They authenticate by

@@ -13,9 +13,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/olap/metrics"
 )
 
 // Config tunes ingestion.

@@ -24,9 +24,9 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/api/metrics"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
-	"github.com/insightd/insightd/olap/metrics"
 	"github.com/insightd/insightd/querybuilder"
 )
 

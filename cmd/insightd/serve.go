@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/api"
-	"github.com/insightd/insightd/olap/metrics"
+	"github.com/insightd/insightd/api/metrics"
 )
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {

@@ -3,11 +3,13 @@
 // servers in one process, or two tests, do not see each other's counts)
 // and the few observations the server, the engine and the event writer
 // make. Every method is safe on a nil *Metrics and then does nothing, so
-// code running without metrics pays one nil check.
+// code running without metrics pays one nil check. The engine knows them
+// only as the observers it defines (olap.StatementObserver, handed to its
+// calls with olap.WithStatementObserver, and olap.WriterObserver), so it
+// does not import this package.
 package metrics
 
 import (
-	"context"
 	"database/sql"
 	"net/http"
 	"strconv"
@@ -195,22 +197,4 @@ func (m *Metrics) WatchPostgres(db *sql.DB) error {
 		return nil
 	}
 	return m.reg.Register(postgresCollector{db})
-}
-
-type ctxKey struct{}
-
-// NewContext carries m to the engine calls made under ctx: the engine is
-// shared (tests, benchmarks serve several servers on one), so what its
-// statements read is counted by the server whose request ran them.
-func NewContext(ctx context.Context, m *Metrics) context.Context {
-	if m == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, ctxKey{}, m)
-}
-
-// FromContext is the Metrics NewContext put in ctx, or nil.
-func FromContext(ctx context.Context) *Metrics {
-	m, _ := ctx.Value(ctxKey{}).(*Metrics)
-	return m
 }
