@@ -46,19 +46,7 @@ var actionFields = []actionField{
 		}
 		return s, ""
 	}, get: func(a *Action) any { return a.Name }},
-	{name: "description", parse: func(raw json.RawMessage) (any, string) {
-		if isNull(raw) {
-			return "", ""
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, "Must be a string."
-		}
-		if problem := checkText(s, actionDescriptionMax); problem != "" {
-			return nil, problem
-		}
-		return s, ""
-	}, get: func(a *Action) any { return a.Description }},
+	{name: "description", parse: textOrEmpty(actionDescriptionMax), get: func(a *Action) any { return a.Description }},
 	{name: "steps", parse: parseActionSteps, get: func(a *Action) any { return a.Steps }},
 	{name: "tags", parse: parseTags, get: func(a *Action) any { return []string(a.Tags) }},
 	{name: "deleted", parse: parseBool, get: func(a *Action) any { return a.Deleted }},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -34,11 +33,13 @@ type actionRow struct {
 	Total     int     `db:"total"`
 }
 
-func (r *actionRow) action() Action {
+func (r *actionRow) record() Action {
 	a := r.Action
 	a.CreatedBy = r.CreatedBy.user()
 	return a
 }
+
+func (r *actionRow) total() int { return r.Total }
 
 var actionSelect = `SELECT a.id, a.project_id, a.name, a.description, a.steps, a.tags, a.deleted, a.version,
 	a.created_at, a.updated_at, ` + userColumns("u", "created_by")
@@ -49,31 +50,10 @@ const actionJoins = ` FROM actions a LEFT JOIN users u ON u.id = a.created_by`
 // deleted, newest first, and the total; search keeps those whose name
 // holds it (any case).
 func (s *Store) ListActions(ctx context.Context, projectID int64, search string, limit, offset int) ([]Action, int, error) {
-	var pattern *string
-	if search != "" {
-		q := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(search) + "%"
-		pattern = &q
-	}
-	st, err := s.prepared(ctx, actionSelect+", count(*) OVER () AS total"+actionJoins+
-		` WHERE a.project_id = $1 AND NOT a.deleted AND ($2::text IS NULL OR a.name ILIKE $2) ORDER BY a.id DESC LIMIT $3 OFFSET $4`)
-	if err != nil {
-		return nil, 0, err
-	}
-	var rows []actionRow
-	if err := st.SelectContext(ctx, &rows, projectID, pattern, limit, offset); err != nil {
-		return nil, 0, err
-	}
-	out := make([]Action, len(rows))
-	total := 0
-	for k := range rows {
-		out[k] = rows[k].action()
-		total = rows[k].Total
-	}
-	if len(rows) == 0 && offset > 0 {
-		err = s.db.GetContext(ctx, &total, `SELECT count(*) FROM actions a WHERE a.project_id = $1 AND NOT a.deleted
-			AND ($2::text IS NULL OR a.name ILIKE $2)`, projectID, pattern)
-	}
-	return out, total, err
+	const where = ` WHERE a.project_id = $1 AND NOT a.deleted AND ($2::text IS NULL OR a.name ILIKE $2)`
+	return listPage[Action, actionRow](ctx, s, actionSelect+", count(*) OVER () AS total"+actionJoins+where+
+		` ORDER BY a.id DESC LIMIT $3 OFFSET $4`, "SELECT count(*) FROM actions a"+where,
+		[]any{projectID, searchPattern(search)}, limit, offset)
 }
 
 // GetAction returns one of the project's actions, deleted or not;
@@ -85,107 +65,57 @@ func (s *Store) GetAction(ctx context.Context, projectID, id int64) (*Action, er
 // ActionsByID returns the project's actions with these ids, deleted ones
 // included (callers decide what a deleted one means), by id.
 func (s *Store) ActionsByID(ctx context.Context, projectID int64, ids []int64) (map[int64]*Action, error) {
-	out := map[int64]*Action{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []actionRow
-	if err := s.db.SelectContext(ctx, &rows, actionSelect+actionJoins+" WHERE a.project_id = $1 AND a.id = ANY($2)",
-		projectID, pq.Array(ids)); err != nil {
-		return nil, err
-	}
-	for k := range rows {
-		a := rows[k].action()
-		out[a.ID] = &a
-	}
-	return out, nil
+	return recordsByID[Action, actionRow](ctx, s, actionSelect+actionJoins+" WHERE a.project_id = $1 AND a.id = ANY($2)",
+		projectID, ids, func(a *Action) int64 { return a.ID })
 }
 
 func (s *Store) actionWhere(ctx context.Context, tx *sqlx.Tx, where string, args ...any) (*Action, error) {
-	var row actionRow
-	if err := s.getOne(ctx, tx, &row, actionSelect+actionJoins+" WHERE "+where, args...); err != nil {
-		return nil, err
-	}
-	a := row.action()
-	return &a, nil
+	return getRecord[Action, actionRow](ctx, s, tx, actionSelect+actionJoins+" WHERE "+where, args...)
 }
 
 // CreateAction creates an action with the given fields (checked by
 // ParseActionInput; name is required) and records the creation.
 func (s *Store) CreateAction(ctx context.Context, p *Project, userID int64, in ActionInput) (*Action, error) {
-	if _, ok := in.Values["name"]; !ok {
-		return nil, &ValidationError{Attr: "name", Detail: "This field is required."}
-	}
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
+	if err := required(in.Values, "name"); err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	cols := []string{"project_id", "created_by"}
-	args := []any{p.ID, userID}
-	for _, f := range actionFields {
-		if v, ok := in.Values[f.name]; ok {
-			cols = append(cols, f.name)
-			args = append(args, dbValue(v))
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Action, error) {
+		id, err := insertRecord(ctx, tx, "actions", []string{"project_id", "created_by"}, []any{p.ID, userID}, actionFields, in.Values)
+		if err != nil {
+			return nil, err
 		}
-	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, "INSERT INTO actions ("+strings.Join(cols, ", ")+") VALUES ("+
-		placeholders(len(args))+") RETURNING id", args...).Scan(&id); err != nil {
-		return nil, err
-	}
-	a, err := s.actionWhere(ctx, tx, "a.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	if err := logActivity(ctx, tx, actionActivity(p, a, userID, "created", nil)); err != nil {
-		return nil, err
-	}
-	return a, tx.Commit()
+		a, err := s.actionWhere(ctx, tx, "a.id = $1", id)
+		if err != nil {
+			return nil, err
+		}
+		return a, logActivity(ctx, tx, actionActivity(p, a, userID, "created", nil))
+	})
 }
 
 // UpdateAction applies the given fields, bumping the version when
 // anything changes; a deleted action can only be restored.
 func (s *Store) UpdateAction(ctx context.Context, p *Project, userID, id int64, in ActionInput) (*Action, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	before, err := s.actionWhere(ctx, tx, "a.project_id = $1 AND a.id = $2 FOR UPDATE OF a", p.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if before.Deleted && in.Values["deleted"] != false {
-		return nil, ErrNotFound
-	}
-	sets, args, changes := changedFields("Action", actionFields, before, in.Values)
-	if len(sets) == 0 {
-		return before, nil
-	}
-	for i := range args {
-		args[i] = dbValue(args[i])
-	}
-	args = append(args, id)
-	query := fmt.Sprintf("UPDATE actions SET %s, version = version + 1, updated_at = now() WHERE id = $%d", strings.Join(sets, ", "), len(args))
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return nil, err
-	}
-	after, err := s.actionWhere(ctx, tx, "a.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	activity := "updated"
-	switch {
-	case after.Deleted && !before.Deleted:
-		activity = "deleted"
-	case before.Deleted && !after.Deleted:
-		activity = "restored"
-	}
-	if err := logActivity(ctx, tx, actionActivity(p, after, userID, activity, changes)); err != nil {
-		return nil, err
-	}
-	return after, tx.Commit()
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Action, error) {
+		before, err := s.actionWhere(ctx, tx, "a.project_id = $1 AND a.id = $2 FOR UPDATE OF a", p.ID, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := onlyRestore(before.Deleted, in.Values); err != nil {
+			return nil, err
+		}
+		sets, args, changes := changedFields("Action", actionFields, before, in.Values)
+		if len(sets) == 0 {
+			return before, nil
+		}
+		if err := updateRecord(ctx, tx, "actions", append(sets, "version = version + 1", "updated_at = now()"), args, id); err != nil {
+			return nil, err
+		}
+		after, err := s.actionWhere(ctx, tx, "a.id = $1", id)
+		if err != nil {
+			return nil, err
+		}
+		return after, logActivity(ctx, tx, actionActivity(p, after, userID, editActivity(before.Deleted, after.Deleted), changes))
+	})
 }
 
 // dbValue is a field value as PostgreSQL takes it: steps as JSON text,

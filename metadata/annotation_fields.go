@@ -30,19 +30,8 @@ func ParseAnnotationInput(body map[string]json.RawMessage) (AnnotationInput, err
 }
 
 var annotationFields = []annotationField{
-	{name: "content", parse: func(raw json.RawMessage) (any, string) {
-		if isNull(raw) {
-			return nil, ""
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, "Must be a string or null."
-		}
-		if problem := checkText(s, annotationContentMax); problem != "" {
-			return nil, problem
-		}
-		return s, ""
-	}, get: func(a *Annotation) any { return nullString(a.Content.String, a.Content.Valid) }},
+	{name: "content", parse: nullableText(annotationContentMax),
+		get: func(a *Annotation) any { return nullString(a.Content.String, a.Content.Valid) }},
 	{name: "date_marker", parse: parseDateMarker, get: func(a *Annotation) any {
 		if !a.DateMarker.Valid {
 			return nil

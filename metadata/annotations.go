@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -38,11 +37,13 @@ type annotationRow struct {
 	Total     int     `db:"total"`
 }
 
-func (r *annotationRow) annotation() Annotation {
+func (r *annotationRow) record() Annotation {
 	a := r.Annotation
 	a.CreatedBy = r.CreatedBy.user()
 	return a
 }
+
+func (r *annotationRow) total() int { return r.Total }
 
 var annotationSelect = `SELECT a.id, a.project_id, a.content, a.date_marker, a.creation_type, a.scope, a.dashboard_item,
 	a.deleted, a.created_at, a.updated_at, i.short_id AS insight_short_id, i.name AS insight_name,
@@ -60,35 +61,10 @@ const annotationVisible = `(a.project_id = $1 OR (a.scope = 'organization' AND a
 // search, when not empty, keeps those whose content holds it (literally,
 // any case).
 func (s *Store) ListAnnotations(ctx context.Context, p *Project, search string, limit, offset int) ([]Annotation, int, error) {
-	var pattern *string
-	if search != "" {
-		q := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(search) + "%"
-		pattern = &q
-	}
-	where := ` WHERE ` + annotationVisible + ` AND NOT a.deleted AND ($3::text IS NULL OR a.content ILIKE $3)`
-	st, err := s.prepared(ctx, annotationSelect+", count(*) OVER () AS total"+annotationJoins+where+
-		` ORDER BY a.date_marker DESC NULLS LAST, a.id DESC LIMIT $4 OFFSET $5`)
-	if err != nil {
-		return nil, 0, err
-	}
-	var rows []annotationRow
-	if err := st.SelectContext(ctx, &rows, p.ID, p.OrganizationID, pattern, limit, offset); err != nil {
-		return nil, 0, err
-	}
-	out := make([]Annotation, len(rows))
-	for k := range rows {
-		out[k] = rows[k].annotation()
-	}
-	if len(rows) > 0 || offset == 0 {
-		total := 0
-		if len(rows) > 0 {
-			total = rows[0].Total
-		}
-		return out, total, nil
-	}
-	var total int
-	err = s.db.GetContext(ctx, &total, "SELECT count(*) FROM annotations a"+where, p.ID, p.OrganizationID, pattern)
-	return out, total, err
+	const where = ` WHERE ` + annotationVisible + ` AND NOT a.deleted AND ($3::text IS NULL OR a.content ILIKE $3)`
+	return listPage[Annotation, annotationRow](ctx, s, annotationSelect+", count(*) OVER () AS total"+annotationJoins+where+
+		` ORDER BY a.date_marker DESC NULLS LAST, a.id DESC LIMIT $4 OFFSET $5`, "SELECT count(*) FROM annotations a"+where,
+		[]any{p.ID, p.OrganizationID, searchPattern(search)}, limit, offset)
 }
 
 // GetAnnotation returns an annotation the project sees, deleted or not
@@ -98,47 +74,28 @@ func (s *Store) GetAnnotation(ctx context.Context, p *Project, id int64) (*Annot
 }
 
 func (s *Store) annotationWhere(ctx context.Context, tx *sqlx.Tx, where string, args ...any) (*Annotation, error) {
-	var row annotationRow
-	if err := s.getOne(ctx, tx, &row, annotationSelect+annotationJoins+" WHERE "+where, args...); err != nil {
-		return nil, err
-	}
-	a := row.annotation()
-	return &a, nil
+	return getRecord[Annotation, annotationRow](ctx, s, tx, annotationSelect+annotationJoins+" WHERE "+where, args...)
 }
 
 // CreateAnnotation creates an annotation in the project with the given
 // fields (checked by ParseAnnotationInput), made by the user, and records
 // the creation.
 func (s *Store) CreateAnnotation(ctx context.Context, p *Project, userID int64, in AnnotationInput) (*Annotation, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	if err := checkAnnotation(ctx, tx, p, in.Values, nil); err != nil {
-		return nil, err
-	}
-	cols := []string{"organization_id", "project_id", "created_by"}
-	args := []any{p.OrganizationID, p.ID, userID}
-	for _, f := range annotationFields {
-		if v, ok := in.Values[f.name]; ok {
-			cols = append(cols, f.name)
-			args = append(args, v)
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Annotation, error) {
+		if err := checkAnnotation(ctx, tx, p, in.Values, nil); err != nil {
+			return nil, err
 		}
-	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, "INSERT INTO annotations ("+strings.Join(cols, ", ")+") VALUES ("+
-		placeholders(len(args))+") RETURNING id", args...).Scan(&id); err != nil {
-		return nil, err
-	}
-	a, err := s.annotationWhere(ctx, tx, "a.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	if err := logActivity(ctx, tx, annotationActivity(p, a, userID, "created", nil)); err != nil {
-		return nil, err
-	}
-	return a, tx.Commit()
+		id, err := insertRecord(ctx, tx, "annotations", []string{"organization_id", "project_id", "created_by"},
+			[]any{p.OrganizationID, p.ID, userID}, annotationFields, in.Values)
+		if err != nil {
+			return nil, err
+		}
+		a, err := s.annotationWhere(ctx, tx, "a.id = $1", id)
+		if err != nil {
+			return nil, err
+		}
+		return a, logActivity(ctx, tx, annotationActivity(p, a, userID, "created", nil))
+	})
 }
 
 // UpdateAnnotation applies the given fields to an annotation the project
@@ -146,45 +103,30 @@ func (s *Store) CreateAnnotation(ctx context.Context, p *Project, userID int64, 
 // written, an update that changes nothing logs nothing, and a deleted
 // annotation can only be restored (anything else is ErrNotFound).
 func (s *Store) UpdateAnnotation(ctx context.Context, p *Project, userID, id int64, in AnnotationInput) (*Annotation, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	before, err := s.annotationWhere(ctx, tx, annotationVisible+" AND a.id = $3 FOR UPDATE OF a", p.ID, p.OrganizationID, id)
-	if err != nil {
-		return nil, err
-	}
-	if before.Deleted && in.Values["deleted"] != false {
-		return nil, ErrNotFound
-	}
-	if err := checkAnnotation(ctx, tx, p, in.Values, before); err != nil {
-		return nil, err
-	}
-	sets, args, changes := changedFields("Annotation", annotationFields, before, in.Values)
-	if len(sets) == 0 {
-		return before, nil
-	}
-	args = append(args, id)
-	query := fmt.Sprintf("UPDATE annotations SET %s, updated_at = now() WHERE id = $%d", strings.Join(sets, ", "), len(args))
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return nil, err
-	}
-	after, err := s.annotationWhere(ctx, tx, "a.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	activity := "updated"
-	switch {
-	case after.Deleted && !before.Deleted:
-		activity = "deleted"
-	case before.Deleted && !after.Deleted:
-		activity = "restored"
-	}
-	if err := logActivity(ctx, tx, annotationActivity(p, after, userID, activity, changes)); err != nil {
-		return nil, err
-	}
-	return after, tx.Commit()
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Annotation, error) {
+		before, err := s.annotationWhere(ctx, tx, annotationVisible+" AND a.id = $3 FOR UPDATE OF a", p.ID, p.OrganizationID, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := onlyRestore(before.Deleted, in.Values); err != nil {
+			return nil, err
+		}
+		if err := checkAnnotation(ctx, tx, p, in.Values, before); err != nil {
+			return nil, err
+		}
+		sets, args, changes := changedFields("Annotation", annotationFields, before, in.Values)
+		if len(sets) == 0 {
+			return before, nil
+		}
+		if err := updateRecord(ctx, tx, "annotations", append(sets, "updated_at = now()"), args, id); err != nil {
+			return nil, err
+		}
+		after, err := s.annotationWhere(ctx, tx, "a.id = $1", id)
+		if err != nil {
+			return nil, err
+		}
+		return after, logActivity(ctx, tx, annotationActivity(p, after, userID, editActivity(before.Deleted, after.Deleted), changes))
+	})
 }
 
 // checkAnnotation checks what one field cannot alone: the annotation as

@@ -120,18 +120,10 @@ func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error
 		Teams      pq.Int64Array  `db:"scoped_teams"`
 		LastUsedAt sql.NullTime   `db:"last_used_at"`
 	}
-	st, err := s.prepared(ctx, `SELECT k.id AS key_id, k.secure_value, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at,
+	if err := s.getOne(ctx, nil, &row, `SELECT k.id AS key_id, k.secure_value, k.scopes, k.scoped_organizations, k.scoped_teams, k.last_used_at,
 			u.id, u.uuid, u.distinct_id, u.email, u.first_name, u.last_name, u.is_email_verified, u.hedgehog_config, u.created_at
 		FROM personal_api_keys k JOIN users u ON u.id = k.user_id
-		WHERE k.secure_value = $1`)
-	if err != nil {
-		return nil, err
-	}
-	err = st.GetContext(ctx, &row, hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
+		WHERE k.secure_value = $1`, hash); err != nil {
 		return nil, err
 	}
 	// The index lookup matched the hash already; compare again in constant

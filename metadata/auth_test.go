@@ -37,10 +37,7 @@ func TestScopeRules(t *testing.T) {
 func TestAuthenticateCachesKnownKeysOnly(t *testing.T) {
 	base := metadatatest.NewStore(t)
 	ctx := context.Background()
-	b, err := base.Bootstrap(ctx, "ada@example.com", "Acme", "Web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := metadatatest.Bootstrap(t, base, "ada@example.com", "Acme", "Web")
 	var db string
 	if err := base.DB().Get(&db, "SELECT current_database()"); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -42,11 +41,13 @@ type cohortRow struct {
 	Total     int     `db:"total"`
 }
 
-func (r *cohortRow) cohort() Cohort {
+func (r *cohortRow) record() Cohort {
 	c := r.Cohort
 	c.CreatedBy = r.CreatedBy.user()
 	return c
 }
+
+func (r *cohortRow) total() int { return r.Total }
 
 // cohortSelect reads a cohort; filters NULL (static and legacy cohorts)
 // reads as JSON null, which json.RawMessage can hold.
@@ -59,21 +60,9 @@ const cohortJoins = ` FROM cohorts c LEFT JOIN users u ON u.id = c.created_by`
 // ListCohorts returns one page of the project's cohorts that are not
 // deleted, newest first, and the total.
 func (s *Store) ListCohorts(ctx context.Context, projectID int64, limit, offset int) ([]Cohort, int, error) {
-	var rows []cohortRow
-	if err := s.db.SelectContext(ctx, &rows, cohortSelect+", count(*) OVER () AS total"+cohortJoins+
-		" WHERE c.project_id = $1 AND NOT c.deleted ORDER BY c.id DESC LIMIT $2 OFFSET $3", projectID, limit, offset); err != nil {
-		return nil, 0, err
-	}
-	out := make([]Cohort, len(rows))
-	total := 0
-	for k := range rows {
-		out[k], total = rows[k].cohort(), rows[k].Total
-	}
-	if len(rows) == 0 && offset > 0 {
-		err := s.db.GetContext(ctx, &total, "SELECT count(*) FROM cohorts c WHERE c.project_id = $1 AND NOT c.deleted", projectID)
-		return out, total, err
-	}
-	return out, total, nil
+	const where = " WHERE c.project_id = $1 AND NOT c.deleted"
+	return listPage[Cohort, cohortRow](ctx, s, cohortSelect+", count(*) OVER () AS total"+cohortJoins+where+
+		" ORDER BY c.id DESC LIMIT $2 OFFSET $3", "SELECT count(*) FROM cohorts c"+where, []any{projectID}, limit, offset)
 }
 
 // GetCohort returns one of the project's cohorts, deleted or not.
@@ -84,124 +73,67 @@ func (s *Store) GetCohort(ctx context.Context, projectID, id int64) (*Cohort, er
 // CohortsByID returns the project's cohorts with these ids, deleted ones
 // included, by id.
 func (s *Store) CohortsByID(ctx context.Context, projectID int64, ids []int64) (map[int64]*Cohort, error) {
-	out := map[int64]*Cohort{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []cohortRow
-	if err := s.db.SelectContext(ctx, &rows, cohortSelect+cohortJoins+" WHERE c.project_id = $1 AND c.id = ANY($2)",
-		projectID, pq.Array(ids)); err != nil {
-		return nil, err
-	}
-	for k := range rows {
-		c := rows[k].cohort()
-		out[c.ID] = &c
-	}
-	return out, nil
+	return recordsByID[Cohort, cohortRow](ctx, s, cohortSelect+cohortJoins+" WHERE c.project_id = $1 AND c.id = ANY($2)",
+		projectID, ids, func(c *Cohort) int64 { return c.ID })
 }
 
 func (s *Store) cohortWhere(ctx context.Context, tx *sqlx.Tx, where string, args ...any) (*Cohort, error) {
-	var row cohortRow
-	if err := s.getOne(ctx, tx, &row, cohortSelect+cohortJoins+" WHERE "+where, args...); err != nil {
-		return nil, err
-	}
-	c := row.cohort()
-	return &c, nil
+	return getRecord[Cohort, cohortRow](ctx, s, tx, cohortSelect+cohortJoins+" WHERE "+where, args...)
 }
 
 // CreateCohort creates a cohort with the given fields (ParseCohortInput;
 // name required), its static persons' distinct ids if any, and asks for
 // its first calculation (PendingVersion 1).
 func (s *Store) CreateCohort(ctx context.Context, p *Project, userID int64, in CohortInput, distinctIDs []string) (*Cohort, error) {
-	if _, ok := in.Values["name"]; !ok {
-		return nil, &ValidationError{Attr: "name", Detail: "This field is required."}
-	}
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
+	if err := required(in.Values, "name"); err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	cols := []string{"project_id", "created_by", "pending_version", "is_calculating"}
-	args := []any{p.ID, userID, 1, true}
-	for _, f := range cohortFields {
-		if v, ok := in.Values[f.name]; ok {
-			cols = append(cols, f.name)
-			args = append(args, dbValue(v))
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Cohort, error) {
+		id, err := insertRecord(ctx, tx, "cohorts", []string{"project_id", "created_by", "pending_version", "is_calculating"},
+			[]any{p.ID, userID, 1, true}, cohortFields, in.Values)
+		if err != nil {
+			return nil, err
 		}
-	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, "INSERT INTO cohorts ("+strings.Join(cols, ", ")+") VALUES ("+
-		placeholders(len(args))+") RETURNING id", args...).Scan(&id); err != nil {
-		return nil, err
-	}
-	if err := addStaticPeople(ctx, tx, id, distinctIDs); err != nil {
-		return nil, err
-	}
-	c, err := s.cohortWhere(ctx, tx, "c.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	if err := logActivity(ctx, tx, cohortActivity(p, c, userID, "created", nil)); err != nil {
-		return nil, err
-	}
-	return c, tx.Commit()
+		c, err := s.finishCohortWrite(ctx, tx, id, distinctIDs)
+		if err != nil {
+			return nil, err
+		}
+		return c, logActivity(ctx, tx, cohortActivity(p, c, userID, "created", nil))
+	})
 }
 
 // UpdateCohort applies the given fields and adds static persons; a change
 // of definition or persons asks for a recalculation. A deleted cohort
 // can only be restored.
 func (s *Store) UpdateCohort(ctx context.Context, p *Project, userID, id int64, in CohortInput, distinctIDs []string) (*Cohort, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	before, err := s.cohortWhere(ctx, tx, "c.project_id = $1 AND c.id = $2 FOR UPDATE OF c", p.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if before.Deleted && in.Values["deleted"] != false {
-		return nil, ErrNotFound
-	}
-	sets, args, changes := changedFields("Cohort", cohortFields, before, in.Values)
-	for i := range args {
-		args[i] = dbValue(args[i])
-	}
-	recalc := len(distinctIDs) > 0
-	for _, ch := range changes {
-		recalc = recalc || ch.Field == "groups" || ch.Field == "filters"
-	}
-	if recalc {
-		sets = append(sets, "pending_version = pending_version + 1", "is_calculating = true")
-	}
-	if len(sets) == 0 {
-		return before, nil
-	}
-	args = append(args, id)
-	query := fmt.Sprintf("UPDATE cohorts SET %s, updated_at = now() WHERE id = $%d", strings.Join(sets, ", "), len(args))
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return nil, err
-	}
-	if err := addStaticPeople(ctx, tx, id, distinctIDs); err != nil {
-		return nil, err
-	}
-	after, err := s.cohortWhere(ctx, tx, "c.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	activity := "updated"
-	switch {
-	case after.Deleted && !before.Deleted:
-		activity = "deleted"
-	case before.Deleted && !after.Deleted:
-		activity = "restored"
-	}
-	if len(changes) > 0 || recalc {
-		if err := logActivity(ctx, tx, cohortActivity(p, after, userID, activity, changes)); err != nil {
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Cohort, error) {
+		before, err := s.cohortWhere(ctx, tx, "c.project_id = $1 AND c.id = $2 FOR UPDATE OF c", p.ID, id)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return after, tx.Commit()
+		if err := onlyRestore(before.Deleted, in.Values); err != nil {
+			return nil, err
+		}
+		sets, args, changes := changedFields("Cohort", cohortFields, before, in.Values)
+		recalc := len(distinctIDs) > 0
+		for _, ch := range changes {
+			recalc = recalc || ch.Field == "groups" || ch.Field == "filters"
+		}
+		if recalc {
+			sets = append(sets, "pending_version = pending_version + 1", "is_calculating = true")
+		}
+		if len(sets) == 0 {
+			return before, nil
+		}
+		if err := updateRecord(ctx, tx, "cohorts", append(sets, "updated_at = now()"), args, id); err != nil {
+			return nil, err
+		}
+		after, err := s.finishCohortWrite(ctx, tx, id, distinctIDs)
+		if err != nil {
+			return nil, err
+		}
+		return after, logActivity(ctx, tx, cohortActivity(p, after, userID, editActivity(before.Deleted, after.Deleted), changes))
+	})
 }
 
 // RequestCohortCalculation asks for a recalculation (PendingVersion + 1)
@@ -221,14 +153,8 @@ func (s *Store) RequestCohortCalculation(ctx context.Context, projectID, id int6
 // CohortsToCalculate are the cohorts (of every project) whose asked-for
 // version is not computed yet, oldest request first.
 func (s *Store) CohortsToCalculate(ctx context.Context, limit int) ([]Cohort, error) {
-	var rows []cohortRow
-	err := s.db.SelectContext(ctx, &rows, cohortSelect+cohortJoins+
+	return selectRecords[Cohort, cohortRow](ctx, s, cohortSelect+cohortJoins+
 		" WHERE NOT c.deleted AND c.pending_version > c.version ORDER BY c.updated_at LIMIT $1", limit)
-	out := make([]Cohort, len(rows))
-	for k := range rows {
-		out[k] = rows[k].cohort()
-	}
-	return out, err
 }
 
 // ChangesDefinition reports whether in sets groups or filters other than
@@ -291,15 +217,18 @@ func (s *Store) StaticPeople(ctx context.Context, id int64) ([]string, error) {
 	return ids, err
 }
 
-func addStaticPeople(ctx context.Context, tx *sqlx.Tx, cohortID int64, ids []string) error {
+// finishCohortWrite ends a create or an update of cohort id: it lists the
+// static persons' distinct ids the write adds, then reads the cohort back
+// as the write left it.
+func (s *Store) finishCohortWrite(ctx context.Context, tx *sqlx.Tx, id int64, ids []string) (*Cohort, error) {
 	for start := 0; start < len(ids); start += 5000 {
 		chunk := ids[start:min(start+5000, len(ids))]
 		if _, err := tx.ExecContext(ctx, `INSERT INTO cohort_static_people (cohort_id, distinct_id)
-			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, cohortID, pq.Array(chunk)); err != nil {
-			return err
+			SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`, id, pq.Array(chunk)); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return s.cohortWhere(ctx, tx, "c.id = $1", id)
 }
 
 func truncate(s string, n int) string {

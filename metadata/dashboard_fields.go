@@ -88,33 +88,8 @@ func ParseDashboardInput(body map[string]json.RawMessage) (DashboardInput, error
 }
 
 var dashboardFields = []dashboardField{
-	{name: "name", parse: func(raw json.RawMessage) (any, string) {
-		if isNull(raw) {
-			return "", ""
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, "Must be a string."
-		}
-		s = strings.TrimSpace(s)
-		if problem := checkText(s, dashboardNameMax); problem != "" {
-			return nil, problem
-		}
-		return s, ""
-	}, get: func(d *Dashboard) any { return d.Name }},
-	{name: "description", parse: func(raw json.RawMessage) (any, string) {
-		if isNull(raw) {
-			return "", ""
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, "Must be a string."
-		}
-		if problem := checkText(s, dashboardDescriptionMax); problem != "" {
-			return nil, problem
-		}
-		return s, ""
-	}, get: func(d *Dashboard) any { return d.Description }},
+	{name: "name", parse: trimmedText(dashboardNameMax, false), get: func(d *Dashboard) any { return d.Name }},
+	{name: "description", parse: textOrEmpty(dashboardDescriptionMax), get: func(d *Dashboard) any { return d.Description }},
 	{name: "pinned", parse: parseBool, get: func(d *Dashboard) any { return d.Pinned }},
 	{name: "filters", parse: parseDashboardFilters, get: func(d *Dashboard) any { return d.Filters }},
 	{name: "tags", parse: parseTags, get: func(d *Dashboard) any { return []string(d.Tags) }},

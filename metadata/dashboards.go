@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -54,11 +53,13 @@ type dashboardRow struct {
 	Total     int     `db:"total"`
 }
 
-func (r *dashboardRow) dashboard() Dashboard {
+func (r *dashboardRow) record() Dashboard {
 	d := r.Dashboard
 	d.CreatedBy = r.CreatedBy.user()
 	return d
 }
+
+func (r *dashboardRow) total() int { return r.Total }
 
 var dashboardSelect = `SELECT d.id, d.project_id, d.name, d.description, d.pinned, d.filters, d.tags, d.restriction_level,
 	d.creation_mode, d.deleted, d.created_at, d.last_modified_at, ` + userColumns("u", "created_by")
@@ -71,30 +72,9 @@ const dashboardListWhere = ` WHERE d.project_id = $1 AND NOT d.deleted AND ($2::
 // not deleted (pinned first, then by name and id, as PostHog lists them)
 // and the total; search keeps those whose name holds it (any case).
 func (s *Store) ListDashboards(ctx context.Context, projectID int64, search string, limit, offset int) ([]Dashboard, int, error) {
-	var pattern *string
-	if search != "" {
-		q := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(search) + "%"
-		pattern = &q
-	}
-	st, err := s.prepared(ctx, dashboardSelect+", count(*) OVER () AS total"+dashboardJoins+dashboardListWhere+
-		` ORDER BY d.pinned DESC, d.name, d.id LIMIT $3 OFFSET $4`)
-	if err != nil {
-		return nil, 0, err
-	}
-	var rows []dashboardRow
-	if err := st.SelectContext(ctx, &rows, projectID, pattern, limit, offset); err != nil {
-		return nil, 0, err
-	}
-	out := make([]Dashboard, len(rows))
-	total := 0
-	for k := range rows {
-		out[k] = rows[k].dashboard()
-		total = rows[k].Total
-	}
-	if len(rows) == 0 && offset > 0 {
-		err = s.db.GetContext(ctx, &total, "SELECT count(*) FROM dashboards d"+dashboardListWhere, projectID, pattern)
-	}
-	return out, total, err
+	return listPage[Dashboard, dashboardRow](ctx, s, dashboardSelect+", count(*) OVER () AS total"+dashboardJoins+dashboardListWhere+
+		` ORDER BY d.pinned DESC, d.name, d.id LIMIT $3 OFFSET $4`, "SELECT count(*) FROM dashboards d"+dashboardListWhere,
+		[]any{projectID, searchPattern(search)}, limit, offset)
 }
 
 // GetDashboard returns one of the project's dashboards, deleted or not,
@@ -104,98 +84,78 @@ func (s *Store) GetDashboard(ctx context.Context, projectID, id int64) (*Dashboa
 }
 
 func (s *Store) dashboardWhere(ctx context.Context, tx *sqlx.Tx, where string, args ...any) (*Dashboard, error) {
-	var row dashboardRow
-	if err := s.getOne(ctx, tx, &row, dashboardSelect+dashboardJoins+" WHERE "+where, args...); err != nil {
+	d, err := getRecord[Dashboard, dashboardRow](ctx, s, tx, dashboardSelect+dashboardJoins+" WHERE "+where, args...)
+	if err != nil {
 		return nil, err
 	}
-	d := row.dashboard()
 	var q sqlx.QueryerContext = s.db
 	if tx != nil {
 		q = tx
 	}
-	err := sqlx.SelectContext(ctx, q, &d.Tiles, `SELECT t.id, t.dashboard_id, t.insight_id, t.text_body, t.layouts, t.color,
+	err = sqlx.SelectContext(ctx, q, &d.Tiles, `SELECT t.id, t.dashboard_id, t.insight_id, t.text_body, t.layouts, t.color,
 		t.deleted, t.last_modified_at FROM dashboard_tiles t LEFT JOIN insights i ON i.id = t.insight_id
 		WHERE t.dashboard_id = $1 AND NOT t.deleted AND (i.id IS NULL OR NOT i.deleted) ORDER BY t.id`, d.ID)
-	return &d, err
+	return d, err
 }
 
 // InsightsByID returns the project's insights with these ids that are not
 // deleted, by id.
 func (s *Store) InsightsByID(ctx context.Context, projectID int64, ids []int64) (map[int64]*Insight, error) {
-	out := map[int64]*Insight{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []insightRow
-	if err := s.db.SelectContext(ctx, &rows, insightSelect+insightJoins+` WHERE i.project_id = $1 AND i.id = ANY($2)
-		AND NOT i.deleted`, projectID, pq.Array(ids)); err != nil {
-		return nil, err
-	}
-	for k := range rows {
-		i := rows[k].insight()
-		out[i.ID] = &i
-	}
-	return out, nil
+	return recordsByID[Insight, insightRow](ctx, s, insightSelect+insightJoins+` WHERE i.project_id = $1 AND i.id = ANY($2)
+		AND NOT i.deleted`, projectID, ids, func(i *Insight) int64 { return i.ID })
 }
+
+// record and total make insightRow (insights.go) a row for the record
+// helpers (records.go).
+func (r *insightRow) record() Insight { return r.insight() }
+func (r *insightRow) total() int      { return r.Total }
 
 // CreateDashboard creates a dashboard with the given fields and tiles,
 // copying use_dashboard's tiles (and filters, unless given) first, and
 // records the creation.
 func (s *Store) CreateDashboard(ctx context.Context, p *Project, userID int64, in DashboardInput) (*Dashboard, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	var source *Dashboard
-	if in.UseDashboard != nil {
-		source, err = s.dashboardWhere(ctx, tx, "d.project_id = $1 AND d.id = $2 AND NOT d.deleted", p.ID, *in.UseDashboard)
-		if errors.Is(err, ErrNotFound) {
-			return nil, &ValidationError{Attr: "use_dashboard", Detail: fmt.Sprintf("Dashboard %d does not exist.", *in.UseDashboard)}
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Dashboard, error) {
+		var source *Dashboard
+		if in.UseDashboard != nil {
+			var err error
+			source, err = s.dashboardWhere(ctx, tx, "d.project_id = $1 AND d.id = $2 AND NOT d.deleted", p.ID, *in.UseDashboard)
+			if errors.Is(err, ErrNotFound) {
+				return nil, &ValidationError{Attr: "use_dashboard", Detail: fmt.Sprintf("Dashboard %d does not exist.", *in.UseDashboard)}
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
+		cols := []string{"project_id", "created_by"}
+		args := []any{p.ID, userID}
+		if source != nil {
+			cols = append(cols, "creation_mode")
+			args = append(args, "duplicate")
+			if _, ok := in.Values["filters"]; !ok {
+				in.Values["filters"] = source.Filters
+			}
+			if _, ok := in.Values["name"]; !ok {
+				in.Values["name"] = source.Name
+			}
+		}
+		id, err := insertRecord(ctx, tx, "dashboards", cols, args, dashboardFields, in.Values)
 		if err != nil {
 			return nil, err
 		}
-	}
-	cols := []string{"project_id", "created_by"}
-	args := []any{p.ID, userID}
-	if source != nil {
-		cols = append(cols, "creation_mode")
-		args = append(args, "duplicate")
-		if _, ok := in.Values["filters"]; !ok {
-			in.Values["filters"] = source.Filters
+		if source != nil {
+			if err := copyTiles(ctx, tx, p.ID, userID, source, id, in.DuplicateTiles); err != nil {
+				return nil, err
+			}
 		}
-		if _, ok := in.Values["name"]; !ok {
-			in.Values["name"] = source.Name
-		}
-	}
-	for _, f := range dashboardFields {
-		if v, ok := in.Values[f.name]; ok {
-			cols = append(cols, f.name)
-			args = append(args, dbValue(v))
-		}
-	}
-	var id int64
-	if err := tx.QueryRowContext(ctx, "INSERT INTO dashboards ("+strings.Join(cols, ", ")+") VALUES ("+
-		placeholders(len(args))+") RETURNING id", args...).Scan(&id); err != nil {
-		return nil, err
-	}
-	if source != nil {
-		if err := copyTiles(ctx, tx, p.ID, userID, source, id, in.DuplicateTiles); err != nil {
+		if _, err := applyTiles(ctx, tx, p.ID, userID, id, in.Tiles); err != nil {
 			return nil, err
 		}
-	}
-	if _, err := applyTiles(ctx, tx, p.ID, userID, id, in.Tiles); err != nil {
-		return nil, err
-	}
-	d, err := s.dashboardWhere(ctx, tx, "d.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	if err := logActivity(ctx, tx, dashboardActivity(p, d, userID, "created", nil)); err != nil {
-		return nil, err
-	}
-	return d, tx.Commit()
+		d, err := s.dashboardWhere(ctx, tx, "d.id = $1", id)
+		if err != nil {
+			return nil, err
+		}
+		return d, logActivity(ctx, tx, dashboardActivity(p, d, userID, "created", nil))
+	})
 }
 
 // copyTiles puts source's tiles on dashboard id: the same insights, or
@@ -225,56 +185,41 @@ func copyTiles(ctx context.Context, tx *sqlx.Tx, projectID, userID int64, source
 // UpdateDashboard applies the given fields and tiles; a deleted dashboard
 // can only be restored. Its tiles read as deleted while it is.
 func (s *Store) UpdateDashboard(ctx context.Context, p *Project, userID, id int64, in DashboardInput) (*Dashboard, error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	before, err := s.dashboardWhere(ctx, tx, "d.project_id = $1 AND d.id = $2 FOR UPDATE OF d", p.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if before.Deleted && in.Values["deleted"] != false {
-		return nil, ErrNotFound
-	}
-	sets, args, changes := changedFields("Dashboard", dashboardFields, before, in.Values)
-	tileIDs, err := applyTiles(ctx, tx, p.ID, userID, id, in.Tiles)
-	if err != nil {
-		return nil, err
-	}
-	if len(tileIDs) > 0 {
-		changes = append(changes, Change{Type: "Dashboard", Field: "tiles", Action: "changed", After: tileIDs})
-	}
-	if len(changes) == 0 {
-		return before, nil
-	}
-	for i := range args {
-		args[i] = dbValue(args[i])
-	}
-	sets = append(sets, "last_modified_at = now()")
-	args = append(args, id)
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("UPDATE dashboards SET %s WHERE id = $%d", strings.Join(sets, ", "), len(args)), args...); err != nil {
-		return nil, err
-	}
-	after, err := s.dashboardWhere(ctx, tx, "d.id = $1", id)
-	if err != nil {
-		return nil, err
-	}
-	activity := "updated"
-	switch {
-	case after.Deleted && !before.Deleted:
-		activity = "deleted"
-		// The project's primary dashboard names a dashboard that exists.
-		if _, err := tx.ExecContext(ctx, "UPDATE projects SET primary_dashboard = NULL WHERE id = $1 AND primary_dashboard = $2", p.ID, id); err != nil {
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Dashboard, error) {
+		before, err := s.dashboardWhere(ctx, tx, "d.project_id = $1 AND d.id = $2 FOR UPDATE OF d", p.ID, id)
+		if err != nil {
 			return nil, err
 		}
-	case before.Deleted && !after.Deleted:
-		activity = "restored"
-	}
-	if err := logActivity(ctx, tx, dashboardActivity(p, after, userID, activity, changes)); err != nil {
-		return nil, err
-	}
-	return after, tx.Commit()
+		if err := onlyRestore(before.Deleted, in.Values); err != nil {
+			return nil, err
+		}
+		sets, args, changes := changedFields("Dashboard", dashboardFields, before, in.Values)
+		tileIDs, err := applyTiles(ctx, tx, p.ID, userID, id, in.Tiles)
+		if err != nil {
+			return nil, err
+		}
+		if len(tileIDs) > 0 {
+			changes = append(changes, Change{Type: "Dashboard", Field: "tiles", Action: "changed", After: tileIDs})
+		}
+		if len(changes) == 0 {
+			return before, nil
+		}
+		if err := updateRecord(ctx, tx, "dashboards", append(sets, "last_modified_at = now()"), args, id); err != nil {
+			return nil, err
+		}
+		after, err := s.dashboardWhere(ctx, tx, "d.id = $1", id)
+		if err != nil {
+			return nil, err
+		}
+		activity := editActivity(before.Deleted, after.Deleted)
+		if activity == "deleted" {
+			// The project's primary dashboard names a dashboard that exists.
+			if _, err := tx.ExecContext(ctx, "UPDATE projects SET primary_dashboard = NULL WHERE id = $1 AND primary_dashboard = $2", p.ID, id); err != nil {
+				return nil, err
+			}
+		}
+		return after, logActivity(ctx, tx, dashboardActivity(p, after, userID, activity, changes))
+	})
 }
 
 // applyTiles adds and changes dashboard id's tiles as the body's tiles

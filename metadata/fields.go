@@ -3,6 +3,7 @@ package metadata
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/lib/pq"
 )
@@ -54,4 +55,58 @@ func changedFields[R any](typ string, fields []field[R], before *R, sent map[str
 		changes = append(changes, Change{Type: typ, Field: f.name, Action: "changed", Before: old, After: v})
 	}
 	return sets, args, changes
+}
+
+// textOrEmpty reads a string of at most max characters (checkText), and
+// null as "": the column is never null.
+func textOrEmpty(max int) func(json.RawMessage) (any, string) {
+	return func(raw json.RawMessage) (any, string) {
+		if isNull(raw) {
+			return "", ""
+		}
+		return readText(raw, max, false, "Must be a string.")
+	}
+}
+
+// nullableText reads a string of at most max characters (checkText), or
+// null.
+func nullableText(max int) func(json.RawMessage) (any, string) {
+	return func(raw json.RawMessage) (any, string) {
+		if isNull(raw) {
+			return nil, ""
+		}
+		return readText(raw, max, false, "Must be a string or null.")
+	}
+}
+
+// trimmedText reads a string, trimmed as Django REST framework trims, of
+// at most max characters. A nullable field takes null; the others read
+// null as "" (the column is never null).
+func trimmedText(max int, nullable bool) func(json.RawMessage) (any, string) {
+	return func(raw json.RawMessage) (any, string) {
+		if isNull(raw) {
+			if nullable {
+				return nil, ""
+			}
+			return "", ""
+		}
+		return readText(raw, max, true, "Must be a string.")
+	}
+}
+
+// readText reads raw, which is not null, as a string of at most max
+// characters (checkText), with surrounding white space trimmed first
+// when trim; notString is the problem of any other JSON value.
+func readText(raw json.RawMessage, max int, trim bool, notString string) (any, string) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return nil, notString
+	}
+	if trim {
+		s = strings.TrimSpace(s)
+	}
+	if problem := checkText(s, max); problem != "" {
+		return nil, problem
+	}
+	return s, ""
 }

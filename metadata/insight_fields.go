@@ -100,23 +100,7 @@ var insightFields = []insightField{
 // at most insightTextMax characters. A nullable field takes null; the
 // others read null as "" (the column is never null).
 func textParser(nullable bool) func(json.RawMessage) (any, string) {
-	return func(raw json.RawMessage) (any, string) {
-		if isNull(raw) {
-			if nullable {
-				return nil, ""
-			}
-			return "", ""
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, "Must be a string."
-		}
-		s = strings.TrimSpace(s)
-		if problem := checkText(s, insightTextMax); problem != "" {
-			return nil, problem
-		}
-		return s, ""
-	}
+	return trimmedText(insightTextMax, nullable)
 }
 
 // checkText refuses what PostgreSQL text cannot hold (NUL) and what is

@@ -13,14 +13,8 @@ import (
 func TestShortIDCollisionsDrawAgain(t *testing.T) {
 	store := metadatatest.NewStore(t)
 	ctx := context.Background()
-	a, err := store.Bootstrap(ctx, "ada@example.com", "Acme", "Web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := store.Bootstrap(ctx, "bob@example.com", "Beta", "App")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := metadatatest.Bootstrap(t, store, "ada@example.com", "Acme", "Web")
+	b := metadatatest.Bootstrap(t, store, "bob@example.com", "Beta", "App")
 	shortID := func(id int64) string {
 		var s string
 		if err := store.DB().Get(&s, "SELECT short_id FROM insights WHERE id = $1", id); err != nil {

@@ -170,20 +170,7 @@ var projectFields = []projectField{
 		},
 		get: func(p *Project) any { return p.Name }},
 	stringsField("app_urls", func(p *Project) []string { return p.AppURLs }),
-	{name: "slack_incoming_webhook",
-		parse: func(raw json.RawMessage) (any, string) {
-			if isNull(raw) {
-				return nil, ""
-			}
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				return nil, "Must be a string or null."
-			}
-			if problem := checkText(s, webhookMax); problem != "" {
-				return nil, problem
-			}
-			return s, ""
-		},
+	{name: "slack_incoming_webhook", parse: nullableText(webhookMax),
 		get: func(p *Project) any { return nullString(p.SlackIncomingWebhook.String, p.SlackIncomingWebhook.Valid) }},
 	boolField("anonymize_ips", func(p *Project) bool { return p.AnonymizeIPs }),
 	boolField("completed_snippet_onboarding", func(p *Project) bool { return p.CompletedSnippetOnboarding }),

@@ -213,39 +213,24 @@ func (s *Store) CreateProject(ctx context.Context, userID int64, orgRef string, 
 		return nil, err
 	}
 	org := m.OrganizationID
-	if _, ok := in.Values["name"]; !ok {
-		return nil, &ValidationError{Attr: "name", Detail: "This field is required."}
-	}
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
+	if err := required(in.Values, "name"); err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	cols := []string{"uuid", "organization_id", "api_token", "live_events_token"}
-	args := []any{uuid.New(), org, randomToken("phc_"), randomToken("phe_")}
-	for _, f := range projectFields {
-		if v, ok := in.Values[f.name]; ok {
-			cols = append(cols, pq.QuoteIdentifier(f.name))
-			args = append(args, v)
+	return inTx(ctx, s, func(tx *sqlx.Tx) (*Project, error) {
+		id, err := insertRecord(ctx, tx, "projects", []string{"uuid", "organization_id", "api_token", "live_events_token"},
+			[]any{uuid.New(), org, randomToken("phc_"), randomToken("phe_")}, projectFields, in.Values)
+		if err != nil {
+			return nil, err
 		}
-	}
-	query := "INSERT INTO projects (" + strings.Join(cols, ", ") + ") VALUES (" + placeholders(len(args)) + ") RETURNING id"
-	var id int64
-	if err := tx.QueryRowContext(ctx, query, args...).Scan(&id); err != nil {
-		return nil, err
-	}
-	if err := checkPrimaryDashboard(ctx, tx, id, in.Values); err != nil {
-		return nil, err
-	}
-	p, err := s.getProject(ctx, tx, userID, "p.id = $2", id)
-	if err != nil {
-		return nil, err
-	}
-	if err := logActivity(ctx, tx, Activity{OrganizationID: org, ProjectID: &id, Scope: "Project", ItemID: fmt.Sprint(id),
-		Activity: "created", UserID: userID, Detail: ActivityDetail{Name: p.Name}}); err != nil {
-		return nil, err
-	}
-	return p, tx.Commit()
+		if err := checkPrimaryDashboard(ctx, tx, id, in.Values); err != nil {
+			return nil, err
+		}
+		p, err := s.getProject(ctx, tx, userID, "p.id = $2", id)
+		if err != nil {
+			return nil, err
+		}
+		return p, logActivity(ctx, tx, projectActivity(org, id, userID, "created", p.Name, nil))
+	})
 }
 
 // UpdateProject applies the given fields. Fields whose value does not
@@ -265,17 +250,14 @@ func (s *Store) UpdateProject(ctx context.Context, userID int64, orgRef string, 
 	if len(sets) == 0 {
 		return before, nil
 	}
-	args = append(args, id)
-	query := fmt.Sprintf("UPDATE projects SET %s, updated_at = now() WHERE id = $%d", strings.Join(sets, ", "), len(args))
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+	if err := updateRecord(ctx, tx, "projects", append(sets, "updated_at = now()"), args, id); err != nil {
 		return nil, err
 	}
 	after, err := s.getProject(ctx, tx, userID, "p.id = $2", id)
 	if err != nil {
 		return nil, err
 	}
-	if err := logActivity(ctx, tx, Activity{OrganizationID: org, ProjectID: &id, Scope: "Project", ItemID: fmt.Sprint(id),
-		Activity: "updated", UserID: userID, Detail: ActivityDetail{Name: after.Name, Changes: changes}}); err != nil {
+	if err := logActivity(ctx, tx, projectActivity(org, id, userID, "updated", after.Name, changes)); err != nil {
 		return nil, err
 	}
 	return after, tx.Commit()
@@ -299,9 +281,8 @@ func (s *Store) ResetProjectToken(ctx context.Context, userID int64, orgRef stri
 		return nil, err
 	}
 	// The token itself is a secret: the log says it changed, not to what.
-	if err := logActivity(ctx, tx, Activity{OrganizationID: org, ProjectID: &id, Scope: "Project", ItemID: fmt.Sprint(id),
-		Activity: "updated", UserID: userID, Detail: ActivityDetail{Name: p.Name,
-			Changes: []Change{{Type: "Project", Field: "api_token", Action: "changed"}}}}); err != nil {
+	change := Change{Type: "Project", Field: "api_token", Action: "changed"}
+	if err := logActivity(ctx, tx, projectActivity(org, id, userID, "updated", p.Name, []Change{change})); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -335,6 +316,13 @@ func (s *Store) DeleteProject(ctx context.Context, userID int64, orgRef string, 
 	}
 	s.tokens.drop(p.APIToken)
 	return nil
+}
+
+// projectActivity is the activity entry of a change to project id of
+// organization org, named name.
+func projectActivity(org uuid.UUID, id, userID int64, activity, name string, changes []Change) Activity {
+	return Activity{OrganizationID: org, ProjectID: &id, Scope: "Project", ItemID: fmt.Sprint(id),
+		Activity: activity, UserID: userID, Detail: ActivityDetail{Name: name, Changes: changes}}
 }
 
 func placeholders(n int) string {

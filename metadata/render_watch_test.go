@@ -78,14 +78,8 @@ func allowConnections(t *testing.T, s *metadata.Store, allow bool) {
 func TestRenderStampsFollowNotifications(t *testing.T) {
 	ctx := context.Background()
 	s := metadatatest.NewStore(t)
-	a, err := s.Bootstrap(ctx, "ada@example.com", "Acme", "Acme web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.Bootstrap(ctx, "bob@example.com", "Beta", "Beta app")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := metadatatest.Bootstrap(t, s, "ada@example.com", "Acme", "Acme web")
+	b := metadatatest.Bootstrap(t, s, "bob@example.com", "Beta", "Beta app")
 	exec := func(t *testing.T, q string, args ...any) {
 		t.Helper()
 		if _, err := s.DB().Exec(q, args...); err != nil {
@@ -197,12 +191,8 @@ func TestRenderStampsFollowNotifications(t *testing.T) {
 // How long a change by hand takes to be heard: the window in which a
 // server may still answer what the change replaced. Logged, not judged.
 func TestRenderNotificationDelay(t *testing.T) {
-	ctx := context.Background()
 	s := metadatatest.NewStore(t)
-	a, err := s.Bootstrap(ctx, "ada@example.com", "Acme", "Acme web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := metadatatest.Bootstrap(t, s, "ada@example.com", "Acme", "Acme web")
 	var delays []time.Duration
 	for i := range 20 {
 		before := liveStamp(t, s, a.ProjectID)

@@ -29,11 +29,7 @@ func TestMigrationsRunTwiceAreANoOp(t *testing.T) {
 
 func TestBootstrapCreatesOwnerProjectAndAllScopeKey(t *testing.T) {
 	store := metadatatest.NewStore(t)
-	ctx := context.Background()
-	b, err := store.Bootstrap(ctx, "ada@example.com", "Acme", "Web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := metadatatest.Bootstrap(t, store, "ada@example.com", "Acme", "Web")
 	if !strings.HasPrefix(b.ProjectAPIToken, "phc_") || len(b.ProjectAPIToken) != 4+43 {
 		t.Errorf("project token %q: want phc_ and 43 characters", b.ProjectAPIToken)
 	}
@@ -58,10 +54,7 @@ func TestBootstrapCreatesOwnerProjectAndAllScopeKey(t *testing.T) {
 		t.Errorf("scopes %q, want *", scopes)
 	}
 
-	again, err := store.Bootstrap(ctx, "ADA@example.com", "Second org", "Other")
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := metadatatest.Bootstrap(t, store, "ADA@example.com", "Second org", "Other")
 	if again.UserID != b.UserID {
 		t.Errorf("the same email made a second user")
 	}
@@ -86,9 +79,7 @@ func TestBootstrapRejectsBadInput(t *testing.T) {
 func TestCreateKeyValidatesScopesAndUser(t *testing.T) {
 	store := metadatatest.NewStore(t)
 	ctx := context.Background()
-	if _, err := store.Bootstrap(ctx, "ada@example.com", "Acme", "Web"); err != nil {
-		t.Fatal(err)
-	}
+	metadatatest.Bootstrap(t, store, "ada@example.com", "Acme", "Web")
 	k, err := store.CreateKey(ctx, "ada@example.com", "ci", []string{"insight:read", "project:read"}, metadata.KeyScope{})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package metadata
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 )
 
 // TokenProject is what the capture endpoints need of the project a
@@ -27,16 +25,8 @@ func (s *Store) ProjectForToken(ctx context.Context, token string) (TokenProject
 		return p, nil
 	}
 	var p TokenProject
-	st, err := s.prepared(ctx, `SELECT id, ingested_event, anonymize_ips, autocapture_opt_out,
-		autocapture_exceptions_opt_in, capture_performance_opt_in, heatmaps_opt_in FROM projects WHERE api_token = $1`)
-	if err != nil {
-		return p, err
-	}
-	err = st.GetContext(ctx, &p, token)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, ErrNotFound
-	}
-	if err != nil {
+	if err := s.getOne(ctx, nil, &p, `SELECT id, ingested_event, anonymize_ips, autocapture_opt_out,
+		autocapture_exceptions_opt_in, capture_performance_opt_in, heatmaps_opt_in FROM projects WHERE api_token = $1`, token); err != nil {
 		return p, err
 	}
 	s.tokens.put(token, p)

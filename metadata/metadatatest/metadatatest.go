@@ -128,3 +128,14 @@ func withDatabase(t testing.TB, raw, db string) string {
 	u.Path = "/" + db
 	return u.String()
 }
+
+// Bootstrap gives the store a user with email, an organization and a
+// project (metadata.Store.Bootstrap), failing the test if it cannot.
+func Bootstrap(t testing.TB, s *metadata.Store, email, orgName, projectName string) metadata.Bootstrapped {
+	t.Helper()
+	b, err := s.Bootstrap(context.Background(), email, orgName, projectName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
