@@ -89,7 +89,7 @@ func parsePayload(body []byte, now time.Time, sent *time.Time) (*payload, error)
 func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*payload, error) {
 	body = CleanJSONText(bytes.TrimSpace(body))
 	if len(body) == 0 {
-		return nil, httpx.Invalid("", "The body is empty: send an event or a batch.")
+		return nil, errEmptyBody()
 	}
 	var env envelope
 	var wes []wireEvent
@@ -173,6 +173,9 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 // decodePayload is parsePayload's way for bodies scanBatch leaves:
 // single events and anything unusual or wrong, which it names.
 func decodePayload(body []byte) (env envelope, wes []wireEvent, single bool, err error) {
+	if len(body) == 0 {
+		return env, nil, false, errEmptyBody()
+	}
 	switch body[0] {
 	case '[':
 		// posthog-js sends a bare array of events.
@@ -209,6 +212,8 @@ func decodePayload(body []byte) (env envelope, wes []wireEvent, single bool, err
 	}
 	return env, wes, single, nil
 }
+
+func errEmptyBody() error { return httpx.Invalid("", "The body is empty: send an event or a batch.") }
 
 // wireEvents decodes a list of events, saying which one is not an object
 // when one is not.
