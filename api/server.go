@@ -1,6 +1,8 @@
 // Package api is insightd's HTTP interface: PostHog's legacy projects and
-// insights API on Gin. Handlers are thin: bind, validate, call the stores
-// or the query builder, render. One file per resource.
+// insights API and its query API, on Gin. Handlers are thin: bind,
+// validate, call a service (api/analysis for every analysis, api/ingest
+// for the SDKs, api/cohortcalc for cohort members) or a store, render
+// (api/httpx). One file per resource.
 package api
 
 import (
