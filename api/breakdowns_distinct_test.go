@@ -8,6 +8,9 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // distinctEvent is what the Go reference reads of an event: its day, its
@@ -33,7 +36,7 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 	rng := rand.New(rand.NewSource(42))
 	browsers := []string{"Chrome", "Safari", "Firefox", "Edge", "", "none"}
 	companies := []string{"acme", "beta", "gamma", ""}
-	events := []refEvent{gident("company", "acme", mar(-2, 9), map[string]any{"industry": "tech"})}
+	events := []reference.Event{gident("company", "acme", analysistest.Mar(-2, 9), map[string]any{"industry": "tech"})}
 	var ref []distinctEvent
 	// Days -1 to 4 of March: the previous period is 28 February and 1
 	// March, the current 2 and 3 March.
@@ -47,7 +50,7 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 		if d.company != "" {
 			groups = "company=" + d.company
 		}
-		e := gev(d.person, "$pageview", mar(d.day, rng.Intn(24))+time.Duration(rng.Intn(60))*time.Minute, groups)
+		e := gev(d.person, "$pageview", analysistest.Mar(d.day, rng.Intn(24))+time.Duration(rng.Intn(60))*time.Minute, groups)
 		switch d.browser {
 		case "none": // no $browser at all: the null value, as an empty one
 			d.browser = ""
@@ -113,7 +116,7 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 				}
 				v := orRefNull(e.browser)
 				if !top[v] {
-					v = refOther
+					v = reference.Other
 				}
 				k := period + " " + v
 				if actors[k] == nil {
@@ -158,7 +161,7 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 				}
 				v := orRefNull(e.browser)
 				if !top[v] {
-					v = refOther
+					v = reference.Other
 				}
 				if whole[v] == nil {
 					whole[v] = map[string]bool{}
@@ -195,7 +198,7 @@ func TestDistinctCountsBrokenDownAgainstGo(t *testing.T) {
 // for none.
 func orRefNull(s string) string {
 	if s == "" {
-		return refNull
+		return reference.Null
 	}
 	return s
 }

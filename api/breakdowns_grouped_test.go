@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // groupedEvent is what the Go reference reads of an event: its day
@@ -35,11 +38,11 @@ func TestGroupedBreakdownsAgainstGo(t *testing.T) {
 	// finance after some of its events, beta is in tech, delta was
 	// identified without an industry, gamma never.
 	industry := map[string]string{"acme": "finance", "beta": "tech", "delta": ""}
-	events := []refEvent{
-		gident("company", "acme", mar(-2, 9), map[string]any{"industry": "tech"}),
-		gident("company", "beta", mar(-2, 9), map[string]any{"industry": "tech", "size": "big"}),
-		gident("company", "delta", mar(-2, 9), map[string]any{"name": "Delta"}),
-		gident("company", "acme", mar(2, 20), map[string]any{"industry": "finance"}),
+	events := []reference.Event{
+		gident("company", "acme", analysistest.Mar(-2, 9), map[string]any{"industry": "tech"}),
+		gident("company", "beta", analysistest.Mar(-2, 9), map[string]any{"industry": "tech", "size": "big"}),
+		gident("company", "delta", analysistest.Mar(-2, 9), map[string]any{"name": "Delta"}),
+		gident("company", "acme", analysistest.Mar(2, 20), map[string]any{"industry": "finance"}),
 	}
 	browsers := []any{"Chrome", "chrome", "Safari", "Firefox", "", nil}
 	oses := []any{"Mac", "Windows", "", nil}
@@ -62,14 +65,14 @@ func TestGroupedBreakdownsAgainstGo(t *testing.T) {
 		if company != "" {
 			groups = "company=" + company
 		}
-		e := gev(fmt.Sprintf("u%d", rng.Intn(20)), "$pageview", mar(day, rng.Intn(24))+time.Duration(rng.Intn(60))*time.Minute, groups)
+		e := gev(fmt.Sprintf("u%d", rng.Intn(20)), "$pageview", analysistest.Mar(day, rng.Intn(24))+time.Duration(rng.Intn(60))*time.Minute, groups)
 		for k, v := range props {
 			e.Props[k] = v
 		}
 		events = append(events, e)
 		ref = append(ref, groupedEvent{day: day, props: props, company: company})
 	}
-	events = append(events, gev("u0", "signup", mar(2, 5), "company=acme", "$browser", "Chrome"))
+	events = append(events, gev("u0", "signup", analysistest.Mar(2, 5), "company=acme", "$browser", "Chrome"))
 	p := env.project(t, events)
 
 	text := func(e groupedEvent, key string) string {
@@ -83,7 +86,7 @@ func TestGroupedBreakdownsAgainstGo(t *testing.T) {
 	}
 	orNull := func(s string) string {
 		if s == "" {
-			return refNull
+			return reference.Null
 		}
 		return s
 	}
@@ -148,7 +151,7 @@ func TestGroupedBreakdownsAgainstGo(t *testing.T) {
 				}
 				v := tc.value(e)
 				if !top[v] {
-					v = refOther
+					v = reference.Other
 				}
 				k := period + " " + v
 				if want[k] == nil {

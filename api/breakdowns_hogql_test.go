@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // hogqlEvent is what the Go reference reads of an event: its event
@@ -81,7 +84,7 @@ func TestExpressionBreakdownsAgainstGo(t *testing.T) {
 	sources := []any{"Google", "google", "BING", "Bing", nil}
 	prices := []any{12.3, 7.8, 150.2, 3.0, 10.0, 99.9, "n/a", nil}
 	plans := map[string]any{"u0": "pro", "u1": "free", "u2": "pro", "u3": nil, "u4": "team", "u5": nil}
-	var events []refEvent
+	var events []reference.Event
 	var ref []hogqlEvent
 	for i := 0; i < 120; i++ {
 		who := fmt.Sprintf("u%d", rng.Intn(len(plans)))
@@ -99,11 +102,11 @@ func TestExpressionBreakdownsAgainstGo(t *testing.T) {
 		if plans[who] != nil {
 			sent["$set"] = map[string]any{"plan": plans[who]}
 		}
-		events = append(events, refEvent{UUID: uuid.NewString(), DistinctID: who, Event: "$pageview",
-			At: fday.Add(mar(2, rng.Intn(24)) + time.Duration(rng.Intn(60))*time.Minute), Props: sent})
+		events = append(events, reference.Event{UUID: uuid.NewString(), DistinctID: who, Event: "$pageview",
+			At: analysistest.Fday.Add(analysistest.Mar(2, rng.Intn(24)) + time.Duration(rng.Intn(60))*time.Minute), Props: sent})
 	}
 	// An event of another kind and one outside the range count in no series.
-	events = append(events, fev("u0", "signup", mar(2, 5), "$browser", "Chrome"), fev("u0", "$pageview", mar(4, 5), "$browser", "Chrome"))
+	events = append(events, analysistest.Fev("u0", "signup", analysistest.Mar(2, 5), "$browser", "Chrome"), analysistest.Fev("u0", "$pageview", analysistest.Mar(4, 5), "$browser", "Chrome"))
 	p := env.project(t, events)
 
 	for _, tc := range []struct {
@@ -166,7 +169,7 @@ func TestExpressionBreakdownsAgainstGo(t *testing.T) {
 			for _, e := range ref {
 				v := tc.eval(e)
 				if v == nil || *v == "" {
-					v = str(refNull)
+					v = str(reference.Null)
 				}
 				want[*v]++
 			}

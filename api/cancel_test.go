@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/metadata/metadatatest"
 	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // endless is a server whose analyses read an events "table" that never
@@ -234,7 +236,7 @@ func TestAbandonedFunnelsDoNotDelayOtherRequests(t *testing.T) {
 	// The trend is another project's, on a server reading the real
 	// events table through the same engine.
 	other := newFunnelEnv(t)
-	op := other.project(t, []refEvent{fev("u1", "x", 0)})
+	op := other.project(t, []reference.Event{analysistest.Fev("u1", "x", 0)})
 	osrv := httptest.NewServer(other.h)
 	defer osrv.Close()
 	type probe struct {
@@ -286,9 +288,9 @@ func TestAProjectPastItsShareOfTheEngineGets429(t *testing.T) {
 	}
 	e.waitRunning(t, 2)
 	other := newFunnelEnv(t)
-	op := other.project(t, []refEvent{fev("u1", "x", 0)})
+	op := other.project(t, []reference.Event{analysistest.Fev("u1", "x", 0)})
 	start := time.Now()
-	if st, _ := op.ask(t, "POST", "trend", map[string]any{"events": []any{map[string]any{"id": "x"}}}); st != 200 || time.Since(start) > time.Second {
+	if st, _ := op.Ask(t, "POST", "trend", map[string]any{"events": []any{map[string]any{"id": "x"}}}); st != 200 || time.Since(start) > time.Second {
 		t.Fatalf("another project's trend: %d after %s", st, time.Since(start))
 	}
 	start = time.Now()

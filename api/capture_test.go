@@ -81,7 +81,7 @@ func (f *captureFixture) count(t *testing.T, where string, params map[string]any
 	return int64(rows.Data[0][0].(uint64))
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

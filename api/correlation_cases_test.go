@@ -13,15 +13,18 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
-// corrFunnel is A then C within an hour, on corrT0's day.
-var corrFunnel = refFunnel{Steps: []refStep{{Event: "A"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-04", WindowInterval: 1, WindowUnit: "hour"}
+// corrFunnel is A then C within an hour, on analysistest.CorrT0's day.
+var corrFunnel = reference.Funnel{Steps: []reference.Step{{Event: "A"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-04", WindowInterval: 1, WindowUnit: "hour"}
 
 // corrHandEvents are TestCorrelationWorkedByHand's events: S=3, F=3;
 // items Y (0, 1), W (1, 1), X (1, 1).
-func corrHandEvents() []refEvent {
-	var events []refEvent
+func corrHandEvents() []reference.Event {
+	var events []reference.Event
 	events = append(events, corrPerson("s1", "A", 0, "X", 0, "X", 10, "C", 10)...)
 	events = append(events, corrPerson("s2", "A", 0, "X", 5, "C", 10)...)
 	events = append(events, corrPerson("s3", "A", 0, "W", 5, "C", 10)...)
@@ -32,7 +35,7 @@ func corrHandEvents() []refEvent {
 }
 
 // itemsText is each item as "name s f type".
-func itemsText(got apiCorrelation) []string {
+func itemsText(got analysistest.APICorrelation) []string {
 	out := []string{}
 	for _, e := range got.Events {
 		out = append(out, fmt.Sprintf("%s %d %d %s", e.Event.Event, e.SuccessCount, e.FailureCount, e.CorrelationType))
@@ -74,13 +77,13 @@ func peopleOf(t *testing.T, env *funnelEnv, p *funnelProject, url string) []stri
 func TestCorrelationWithoutSuccessesIsEmptyAndSkewed(t *testing.T) {
 	env := newFunnelEnv(t)
 	// Nobody reaches C: S=0, F=3, though X is done by every failure.
-	var ev []refEvent
+	var ev []reference.Event
 	for _, who := range []string{"n1", "n2", "n3"} {
 		ev = append(ev, corrPerson(who, "A", 0, "X", 5)...)
 	}
 	p := env.project(t, ev)
-	for _, typ := range []refCorrelation{{Funnel: corrFunnel}, {Funnel: corrFunnel, Type: "event_with_properties", EventNames: []string{"X"}}} {
-		got := checkCorrelation(t, p, ev, typ)
+	for _, typ := range []reference.Correlation{{Funnel: corrFunnel}, {Funnel: corrFunnel, Type: "event_with_properties", EventNames: []string{"X"}}} {
+		got := analysistest.CheckCorrelation(t, p, ev, typ)
 		if len(got.Events) != 0 || !got.Skewed {
 			t.Fatalf("%s: %+v, want no items and skewed", typ.Type, got)
 		}
@@ -88,7 +91,7 @@ func TestCorrelationWithoutSuccessesIsEmptyAndSkewed(t *testing.T) {
 	// The same persons with one success give X its item: the empty
 	// answer above came from S=0, not from missing data.
 	ev = append(ev, corrPerson("n4", "A", 0, "X", 5, "C", 10)...)
-	got := checkCorrelation(t, env.project(t, ev), ev, refCorrelation{Funnel: corrFunnel})
+	got := analysistest.CheckCorrelation(t, env.project(t, ev), ev, reference.Correlation{Funnel: corrFunnel})
 	// X: s 1, f 3 of S 1, F 3: (2*1)/(1*4) = 0.5.
 	if want := []string{"X 1 3 failure"}; !reflect.DeepEqual(itemsText(got), want) {
 		t.Fatalf("with one success: %v, want %v", itemsText(got), want)
@@ -98,7 +101,7 @@ func TestCorrelationWithoutSuccessesIsEmptyAndSkewed(t *testing.T) {
 func TestCorrelationCSVIsOneRowPerItem(t *testing.T) {
 	env := newFunnelEnv(t)
 	p := env.project(t, corrHandEvents())
-	rows := p.funnelCSV(t, "funnel/correlation", refCorrelation{Funnel: corrFunnel}.params())
+	rows := p.funnelCSV(t, "funnel/correlation", reference.Correlation{Funnel: corrFunnel}.Params())
 	// Y: (1*3)/(4*2) = 0.375; W and X: (2*3)/(3*2) = 1.
 	want := [][]string{
 		{"item", "correlation_type", "success_count", "failure_count", "odds_ratio"},
@@ -113,20 +116,20 @@ func TestCorrelationCSVIsOneRowPerItem(t *testing.T) {
 
 func TestCorrelationByGetEqualsPost(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := correlationEvents(3)
+	events := analysistest.CorrelationEvents(3)
 	p := env.project(t, events)
-	for _, c := range []refCorrelation{
+	for _, c := range []reference.Correlation{
 		{Funnel: corrFunnel, ExcludeEvents: []string{"Y"}},
 		{Funnel: corrFunnel, Type: "properties", Names: []string{"tier"}},
 		{Funnel: corrFunnel, Type: "event_with_properties", EventNames: []string{"X", "Y", "Z"}, ExcludeEventProperties: []string{"$ip"}},
 	} {
-		c.Funnel = refFunnel{Steps: []refStep{{Event: "A"}, {Event: "B"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06", WindowInterval: 24, WindowUnit: "hour"}
-		want := checkCorrelation(t, p, events, c)
-		code, body := p.ask(t, "GET", "funnel/correlation", c.params())
+		c.Funnel = reference.Funnel{Steps: []reference.Step{{Event: "A"}, {Event: "B"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06", WindowInterval: 24, WindowUnit: "hour"}
+		want := analysistest.CheckCorrelation(t, p, events, c)
+		code, body := p.Ask(t, "GET", "funnel/correlation", c.Params())
 		if code != 200 {
 			t.Fatalf("GET %s: %d %s", c.Type, code, mustJSON(t, body))
 		}
-		var got apiCorrelation
+		var got analysistest.APICorrelation
 		if err := json.Unmarshal(body["result"], &got); err != nil {
 			t.Fatal(err)
 		}
@@ -147,10 +150,10 @@ func TestCorrelationHostileAndSeparatorNamesAreData(t *testing.T) {
 	evil := "ev::il " + hostileText
 	evKey, evValue := "k::"+hostileText, "v::"+hostileText
 	pKey, pValue := "p::"+hostileText, "q::"+hostileText
-	var events []refEvent
+	var events []reference.Event
 	person := func(who string, converted, didEvil bool, props map[string]any) {
 		props[pKey] = pValue
-		events = append(events, refEvent{UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(events)), DistinctID: who, Event: "A", At: corrT0,
+		events = append(events, reference.Event{UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(events)), DistinctID: who, Event: "A", At: analysistest.CorrT0,
 			Props: map[string]any{"$set": props}})
 		more := []any{}
 		if didEvil {
@@ -180,23 +183,23 @@ func TestCorrelationHostileAndSeparatorNamesAreData(t *testing.T) {
 	none := []string{}
 	for _, tc := range []struct {
 		name  string
-		c     refCorrelation
+		c     reference.Correlation
 		items []string
 		// people are the success and failure URLs' distinct ids, per item.
 		people [][2][]string
 	}{
-		{"events", refCorrelation{Funnel: corrFunnel}, []string{evil + " 2 1 success"}, [][2][]string{{success, failure}}},
-		{"event_with_properties", refCorrelation{Funnel: corrFunnel, Type: "event_with_properties", EventNames: []string{evil}, ExcludeEventProperties: []string{"$ip"}},
+		{"events", reference.Correlation{Funnel: corrFunnel}, []string{evil + " 2 1 success"}, [][2][]string{{success, failure}}},
+		{"event_with_properties", reference.Correlation{Funnel: corrFunnel, Type: "event_with_properties", EventNames: []string{evil}, ExcludeEventProperties: []string{"$ip"}},
 			[]string{evil + "::" + evKey + "::" + evValue + " 2 1 success"}, [][2][]string{{success, failure}}},
 		// a:: (s 3, f 0) and a::b::c of a::b (3, 0): ratio 16, by name;
 		// a::b:: (0, 3) and a::b::c of a (0, 3): 1/16; then p (3, 3): 1.
-		{"properties", refCorrelation{Funnel: corrFunnel, Type: "properties", Names: []string{"a::b", "a", pKey}},
+		{"properties", reference.Correlation{Funnel: corrFunnel, Type: "properties", Names: []string{"a::b", "a", pKey}},
 			[]string{"a:: 3 0 success", "a::b::c 3 0 success", "a::b:: 0 3 failure", "a::b::c 0 3 failure", pKey + "::" + pValue + " 3 3 failure"},
 			[][2][]string{{everyS, none}, {everyS, none}, {none, everyF}, {none, everyF}, {everyS, everyF}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got apiCorrelation
-			p.result(t, "funnel/correlation", tc.c.params(), &got)
+			var got analysistest.APICorrelation
+			p.result(t, "funnel/correlation", tc.c.Params(), &got)
 			if !reflect.DeepEqual(itemsText(got), tc.items) {
 				t.Fatalf("got %q\nwant %q", itemsText(got), tc.items)
 			}
@@ -224,12 +227,12 @@ func TestCorrelationLeavesOutTheEventsOfActionSteps(t *testing.T) {
 	}
 	id := int64(out["id"].(float64))
 	named := strconv.FormatInt(id, 10)
-	page := func(who string, minute int, url string) refEvent {
+	page := func(who string, minute int, url string) reference.Event {
 		e := corrPerson(who, "$pageview", minute)[0]
 		e.Props = map[string]any{"$current_url": "https://shop.test" + url}
 		return e
 	}
-	var events []refEvent
+	var events []reference.Event
 	events = append(events, corrPerson("s1", "A", 0)...)
 	events = append(events, page("s1", 2, "/pricing"), page("s1", 4, "/home"))
 	events = append(events, corrPerson("s1", "B", 3, named, 5, "C", 10)...)
@@ -239,11 +242,11 @@ func TestCorrelationLeavesOutTheEventsOfActionSteps(t *testing.T) {
 	events = append(events, corrPerson("f1", "B", 4, named, 5)...)
 	events = append(events, corrPerson("f2", "A", 0)...)
 	events = append(events, page("f2", 2, "/pricing"))
-	p.capture(t, events)
-	filter := corrFunnel.filter(nil)
+	p.Capture(t, events)
+	filter := corrFunnel.Filter(nil)
 	filter["events"] = []any{map[string]any{"id": "A", "type": "events", "order": 0}, map[string]any{"id": "C", "type": "events", "order": 2}}
 	filter["actions"] = []any{map[string]any{"id": id, "type": "actions", "order": 1}}
-	var got apiCorrelation
+	var got analysistest.APICorrelation
 	p.result(t, "funnel/correlation", filter, &got)
 	// S=2 (s1, s2), F=2 (f1 reached the action, f2 too by its pricing
 	// page). B and the pricing pages are the action's; the id-named
@@ -264,20 +267,20 @@ func TestCorrelationLeavesOutTheEventsOfActionSteps(t *testing.T) {
 // request's own exclusions would.
 func TestCorrelationAppliesTheProjectsExclusions(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := correlationEvents(2)
+	events := analysistest.CorrelationEvents(2)
 	p := env.project(t, events)
-	f := refFunnel{Steps: []refStep{{Event: "A"}, {Event: "B"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06", WindowInterval: 12, WindowUnit: "hour"}
+	f := reference.Funnel{Steps: []reference.Step{{Event: "A"}, {Event: "B"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06", WindowInterval: 12, WindowUnit: "hour"}
 	cases := []struct {
-		plain, excluded refCorrelation
+		plain, excluded reference.Correlation
 		gone            string // an item prefix the exclusion removes
 	}{
-		{refCorrelation{Funnel: f}, refCorrelation{Funnel: f, ExcludeEvents: []string{"X"}}, "X"},
-		{refCorrelation{Funnel: f, Type: "properties", AllNames: true}, refCorrelation{Funnel: f, Type: "properties", AllNames: true, ExcludeNames: []string{"tier"}}, "tier::"},
+		{reference.Correlation{Funnel: f}, reference.Correlation{Funnel: f, ExcludeEvents: []string{"X"}}, "X"},
+		{reference.Correlation{Funnel: f, Type: "properties", AllNames: true}, reference.Correlation{Funnel: f, Type: "properties", AllNames: true, ExcludeNames: []string{"tier"}}, "tier::"},
 		// Few enough X items that all are shown: plan's two values.
-		{refCorrelation{Funnel: f, Type: "event_with_properties", EventNames: []string{"X"}, ExcludeEventProperties: []string{"$ip", "$set", "$group_1", "n"}},
-			refCorrelation{Funnel: f, Type: "event_with_properties", EventNames: []string{"X"}, ExcludeEventProperties: []string{"$ip", "$set", "$group_1", "n", "plan"}}, "X::plan::"},
+		{reference.Correlation{Funnel: f, Type: "event_with_properties", EventNames: []string{"X"}, ExcludeEventProperties: []string{"$ip", "$set", "$group_1", "n"}},
+			reference.Correlation{Funnel: f, Type: "event_with_properties", EventNames: []string{"X"}, ExcludeEventProperties: []string{"$ip", "$set", "$group_1", "n", "plan"}}, "X::plan::"},
 	}
-	has := func(got apiCorrelation, prefix string) bool {
+	has := func(got analysistest.APICorrelation, prefix string) bool {
 		for _, e := range got.Events {
 			if len(e.Event.Event) >= len(prefix) && e.Event.Event[:len(prefix)] == prefix {
 				return true
@@ -287,7 +290,7 @@ func TestCorrelationAppliesTheProjectsExclusions(t *testing.T) {
 	}
 	// Before the project excludes anything, each removed item is there.
 	for _, c := range cases {
-		if got := checkCorrelation(t, p, events, c.plain); !has(got, c.gone) {
+		if got := analysistest.CheckCorrelation(t, p, events, c.plain); !has(got, c.gone) {
 			t.Fatalf("%s: no %s item without exclusions: the case tests nothing", c.plain.Type, c.gone)
 		}
 	}
@@ -297,9 +300,9 @@ func TestCorrelationAppliesTheProjectsExclusions(t *testing.T) {
 		t.Fatalf("PATCH correlation_config: %d %v", st, out)
 	}
 	for _, c := range cases {
-		var got apiCorrelation
-		p.result(t, "funnel/correlation", c.plain.params(), &got)
-		want, skewed := c.excluded.answer(events)
+		var got analysistest.APICorrelation
+		p.result(t, "funnel/correlation", c.plain.Params(), &got)
+		want, skewed := c.excluded.Answer(events)
 		if has(got, c.gone) || len(got.Events) != len(want) || got.Skewed != skewed {
 			t.Fatalf("%s with the project's exclusions: %v, want %d items without %s", c.plain.Type, itemsText(got), len(want), c.gone)
 		}

@@ -400,7 +400,7 @@ func TestDashboardPropertiesJoinEveryFormOfTheInsights(t *testing.T) {
 		{"a group", map[string]any{"type": "OR", "values": []any{browserIs("Chrome")}}},
 		{"a list", []any{browserIs("Chrome")}},
 	} {
-		t.Run(tc.name+" gives the numbers of both conditions written by hand", func(t *testing.T) {
+		t.Run(tc.name+" gives the numbers of both reference.Conditions written by hand", func(t *testing.T) {
 			filters := pageviews("2026-03-01", "2026-03-09")
 			filters["properties"] = tc.props
 			ins := f.newInsight(t, map[string]any{"name": tc.name, "filters": filters})

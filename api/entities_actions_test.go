@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // jsElements is an autocapture click as posthog-js sends it ($elements,
@@ -30,16 +32,16 @@ const jsPricingChain = `a.nav-link:attr__class="nav-link"attr__href="/pricing"hr
 
 var actT0 = time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
 
-func act(who, name string, day int, minute int, props map[string]any) refEvent {
+func act(who, name string, day int, minute int, props map[string]any) reference.Event {
 	if props == nil {
 		props = map[string]any{}
 	}
-	return refEvent{UUID: uuid.NewString(), DistinctID: who, Event: name, At: actT0.AddDate(0, 0, day).Add(time.Duration(minute) * time.Minute), Props: props}
+	return reference.Event{UUID: uuid.NewString(), DistinctID: who, Event: name, At: actT0.AddDate(0, 0, day).Add(time.Duration(minute) * time.Minute), Props: props}
 }
 
 func TestActionsInAnalysesWorkedByHand(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := []refEvent{
+	events := []reference.Event{
 		// u1: lands on /welcome (day 0), clicks the sign-up button, signs up.
 		act("u1", "$pageview", 0, 0, map[string]any{"$current_url": "https://shop.test/welcome?ref=ad"}),
 		act("u1", "$autocapture", 0, 1, map[string]any{"$event_type": "click", "$elements": jsSignupClick}),

@@ -18,10 +18,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // cohortEvents are five persons' events, hours before now (behavioural
-// conditions count back from now):
+// reference.Conditions count back from now):
 //
 //	a  plan pro, email a@corp.com  pageviews -72h -48h -24h; purchase -23h
 //	b  plan pro                    pageview -50h; purchases -49h -25h
@@ -32,15 +33,15 @@ import (
 // Pageviews per person: a 3, b 1, c 2, d 1, e 2 (9). A funnel pageview
 // then purchase converts a and b only (c's and e's purchases come before
 // their pageviews).
-func cohortEvents(now time.Time) []refEvent {
-	at := func(who, name string, hours int, props map[string]any) refEvent {
+func cohortEvents(now time.Time) []reference.Event {
+	at := func(who, name string, hours int, props map[string]any) reference.Event {
 		if props == nil {
 			props = map[string]any{}
 		}
-		return refEvent{UUID: uuid.NewString(), DistinctID: who, Event: name, At: now.Add(-time.Duration(hours) * time.Hour), Props: props}
+		return reference.Event{UUID: uuid.NewString(), DistinctID: who, Event: name, At: now.Add(-time.Duration(hours) * time.Hour), Props: props}
 	}
 	set := func(p map[string]any) map[string]any { return map[string]any{"$set": p} }
-	return []refEvent{
+	return []reference.Event{
 		at("a", "$pageview", 72, set(map[string]any{"plan": "pro", "email": "a@corp.com"})),
 		at("a", "$pageview", 48, nil), at("a", "$pageview", 24, nil), at("a", "purchase", 23, nil),
 		at("b", "$pageview", 50, set(map[string]any{"plan": "pro"})), at("b", "purchase", 49, nil), at("b", "purchase", 25, nil),
@@ -306,7 +307,7 @@ func TestCohortRecalculation(t *testing.T) {
 
 	t.Run("new events bring a person in on recalculation", func(t *testing.T) {
 		// d buys now, and is made pro: a and d.
-		p.capture(t, []refEvent{{UUID: uuid.NewString(), DistinctID: "d", Event: "purchase", At: now.Add(-time.Hour),
+		p.Capture(t, []reference.Event{{UUID: uuid.NewString(), DistinctID: "d", Event: "purchase", At: now.Add(-time.Hour),
 			Props: map[string]any{"$set": map[string]any{"plan": "pro"}}}})
 		if st, _ := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/cohorts/%d/calculate/", p.id, id), p.key, nil); st != http.StatusAccepted {
 			t.Fatalf("calculate: %d", st)
@@ -326,13 +327,13 @@ func TestCohortRecalculation(t *testing.T) {
 func TestCohortsAndMergedPersons(t *testing.T) {
 	env := newFunnelEnv(t)
 	now := time.Now().UTC()
-	ev := func(who, name string, hours int, props map[string]any) refEvent {
+	ev := func(who, name string, hours int, props map[string]any) reference.Event {
 		if props == nil {
 			props = map[string]any{}
 		}
-		return refEvent{UUID: uuid.NewString(), DistinctID: who, Event: name, At: now.Add(-time.Duration(hours) * time.Hour), Props: props}
+		return reference.Event{UUID: uuid.NewString(), DistinctID: who, Event: name, At: now.Add(-time.Duration(hours) * time.Hour), Props: props}
 	}
-	p := env.project(t, []refEvent{
+	p := env.project(t, []reference.Event{
 		ev("anon-m", "$pageview", 30, nil),
 		ev("user-m", "$pageview", 28, map[string]any{"$set": map[string]any{"plan": "pro"}}), ev("user-m", "$pageview", 27, nil),
 		ev("other", "$pageview", 20, nil),
@@ -343,7 +344,7 @@ func TestCohortsAndMergedPersons(t *testing.T) {
 		t.Fatalf("before the merge: %v, want 1", got)
 	}
 	both := p.cohortOf(t, map[string]any{"name": "Both ids", "is_static": true, "persons": []string{"anon-m", "user-m"}})
-	p.capture(t, []refEvent{ev("user-m", "$identify", 10, map[string]any{"$anon_distinct_id": "anon-m"})})
+	p.Capture(t, []reference.Event{ev("user-m", "$identify", 10, map[string]any{"$anon_distinct_id": "anon-m"})})
 	t.Run("the members page lists the merged person once, as they are now", func(t *testing.T) {
 		for id, want := range map[int64]int{anon: 1, both: 1} {
 			st, out := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/cohorts/%d/persons/", p.id, id), p.key, nil)

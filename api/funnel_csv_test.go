@@ -7,6 +7,9 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // funnelCSV runs a funnel analysis with format=csv and reads the table.
@@ -29,14 +32,14 @@ func (p *funnelProject) funnelCSV(t *testing.T, kind string, filter map[string]a
 
 func TestFunnelCSVIsOneRowPerStep(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := []refEvent{
-		fev("p1", "A", 0, "src", "ads"), fev("p1", "B", 10*sc), fev("p1", "C", 40*sc),
-		fev("p2", "A", 0, "src", "mail"), fev("p2", "B", 30*sc),
-		fev("p3", "A", 0, "src", "ads"),
+	events := []reference.Event{
+		analysistest.Fev("p1", "A", 0, "src", "ads"), analysistest.Fev("p1", "B", 10*sc), analysistest.Fev("p1", "C", 40*sc),
+		analysistest.Fev("p2", "A", 0, "src", "mail"), analysistest.Fev("p2", "B", 30*sc),
+		analysistest.Fev("p3", "A", 0, "src", "ads"),
 	}
 	p := env.project(t, events)
-	f := funnelOf("", "A", "B", "C")
-	steps := p.funnelCSV(t, "funnel", f.filter(nil))
+	f := analysistest.FunnelOf("", "A", "B", "C")
+	steps := p.funnelCSV(t, "funnel", f.Filter(nil))
 	want := [][]string{
 		{"step", "name", "action_id", "count", "average_conversion_time", "median_conversion_time"},
 		{"1", "A", "A", "3", "", ""},
@@ -48,13 +51,13 @@ func TestFunnelCSVIsOneRowPerStep(t *testing.T) {
 	}
 
 	f.Breakdown = "src"
-	broken := p.funnelCSV(t, "funnel", f.filter(nil))
+	broken := p.funnelCSV(t, "funnel", f.Filter(nil))
 	if len(broken) != 7 || broken[0][0] != "breakdown_value" || broken[1][0] != "ads" || broken[1][4] != "2" ||
 		broken[4][0] != "mail" || broken[5][4] != "1" {
 		t.Fatalf("broken-down csv: %v", broken)
 	}
 
-	bins := p.funnelCSV(t, "funnel", f.filter(map[string]any{"breakdown": nil, "funnel_viz_type": "time_to_convert",
+	bins := p.funnelCSV(t, "funnel", f.Filter(map[string]any{"breakdown": nil, "funnel_viz_type": "time_to_convert",
 		"funnel_from_step": 0, "funnel_to_step": 1, "bin_count": 2}))
 	if !reflect.DeepEqual(bins, [][]string{{"from_seconds", "persons"}, {"10", "1"}, {"20", "1"}}) {
 		t.Fatalf("time to convert csv: %v", bins)

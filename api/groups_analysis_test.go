@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
-// gev is an event of who at d (after fday) in the groups named by
+// gev is an event of who at d (after analysistest.Fday) in the groups named by
 // groups ("company=acme"), with "key", "value" property pairs.
-func gev(who, name string, d time.Duration, groups string, kv ...string) refEvent {
-	e := fev(who, name, d, kv...)
+func gev(who, name string, d time.Duration, groups string, kv ...string) reference.Event {
+	e := analysistest.Fev(who, name, d, kv...)
 	if groups != "" {
 		g := map[string]any{}
 		for _, pair := range strings.Split(groups, " ") {
@@ -27,8 +30,8 @@ func gev(who, name string, d time.Duration, groups string, kv ...string) refEven
 }
 
 // gident is a $groupidentify of (typ, key) at d setting set.
-func gident(typ, key string, d time.Duration, set map[string]any) refEvent {
-	return refEvent{UUID: uuid.NewString(), DistinctID: "server", Event: "$groupidentify", At: fday.Add(d),
+func gident(typ, key string, d time.Duration, set map[string]any) reference.Event {
+	return reference.Event{UUID: uuid.NewString(), DistinctID: "server", Event: "$groupidentify", At: analysistest.Fday.Add(d),
 		Props: map[string]any{"$group_type": typ, "$group_key": key, "$group_set": set}}
 }
 
@@ -36,23 +39,23 @@ func gident(typ, key string, d time.Duration, set map[string]any) refEvent {
 // Types: company (0, first identified), team (1). acme was in tech and
 // moved to finance after its events: analyses see finance (the latest
 // version). gamma was never identified: it has no properties.
-func groupEvents() []refEvent {
-	return []refEvent{
-		gident("company", "acme", mar(1, 9), map[string]any{"industry": "tech", "name": "Acme"}),
-		gident("team", "t1", mar(1, 9), map[string]any{"size": "big"}),
-		gident("team", "t2", mar(1, 9), map[string]any{"size": "small"}),
-		gident("team", "t3", mar(1, 9), map[string]any{"size": "big"}),
-		gident("company", "beta", mar(1, 9), map[string]any{"industry": "tech"}),
-		gident("company", "acme", mar(2, 20), map[string]any{"industry": "finance"}),
-		gev("u1", "$pageview", mar(2, 10), "company=acme team=t1", "$current_url", "/a"),
-		gev("u2", "$pageview", mar(2, 10), "company=acme team=t2", "$current_url", "/a"),
-		gev("u3", "$pageview", mar(2, 11), "company=beta team=t3", "$current_url", "/b"),
-		gev("u4", "$pageview", mar(2, 11), "company=gamma", "$current_url", "/c"),
-		gev("u5", "$pageview", mar(2, 12), "", "$current_url", "/d"),
-		gev("u3", "open", mar(2, 11)+10*mi, "company=beta team=t3"),
-		gev("u1", "signup", mar(2, 10)+10*mi, "company=acme team=t1"),
-		gev("u2", "signup", mar(2, 10)+20*mi, "company=acme team=t2"),
-		gev("u6", "$pageview", mar(3, 10), "company=beta team=t2", "$current_url", "/e"),
+func groupEvents() []reference.Event {
+	return []reference.Event{
+		gident("company", "acme", analysistest.Mar(1, 9), map[string]any{"industry": "tech", "name": "Acme"}),
+		gident("team", "t1", analysistest.Mar(1, 9), map[string]any{"size": "big"}),
+		gident("team", "t2", analysistest.Mar(1, 9), map[string]any{"size": "small"}),
+		gident("team", "t3", analysistest.Mar(1, 9), map[string]any{"size": "big"}),
+		gident("company", "beta", analysistest.Mar(1, 9), map[string]any{"industry": "tech"}),
+		gident("company", "acme", analysistest.Mar(2, 20), map[string]any{"industry": "finance"}),
+		gev("u1", "$pageview", analysistest.Mar(2, 10), "company=acme team=t1", "$current_url", "/a"),
+		gev("u2", "$pageview", analysistest.Mar(2, 10), "company=acme team=t2", "$current_url", "/a"),
+		gev("u3", "$pageview", analysistest.Mar(2, 11), "company=beta team=t3", "$current_url", "/b"),
+		gev("u4", "$pageview", analysistest.Mar(2, 11), "company=gamma", "$current_url", "/c"),
+		gev("u5", "$pageview", analysistest.Mar(2, 12), "", "$current_url", "/d"),
+		gev("u3", "open", analysistest.Mar(2, 11)+10*mi, "company=beta team=t3"),
+		gev("u1", "signup", analysistest.Mar(2, 10)+10*mi, "company=acme team=t1"),
+		gev("u2", "signup", analysistest.Mar(2, 10)+20*mi, "company=acme team=t2"),
+		gev("u6", "$pageview", analysistest.Mar(3, 10), "company=beta team=t2", "$current_url", "/e"),
 	}
 }
 
@@ -64,7 +67,7 @@ func groupCond(key, op string, value any, index int) map[string]any {
 	return c
 }
 
-// TestGroupsInAnalysesWorkedByHand: group property conditions and
+// TestGroupsInAnalysesWorkedByHand: group property reference.Conditions and
 // breakdowns (the group's latest properties), unique_group and
 // aggregation_group_type_index, in every analysis kind, against counts
 // worked by hand from groupEvents.
@@ -115,12 +118,12 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			"an entity's own group condition": {map[string]any{"events": []any{map[string]any{"id": "$pageview", "properties": []any{groupCond("size", "exact", "small", 1)}}}},
 				map[string]float64{"": 1}},
 			"by industry": {map[string]any{"breakdown": "industry", "breakdown_type": "group", "breakdown_group_type_index": 0},
-				map[string]float64{"finance": 2, "tech": 1, refNull: 2}},
+				map[string]float64{"finance": 2, "tech": 1, reference.Null: 2}},
 			"by team size": {map[string]any{"breakdown": "size", "breakdown_type": "group", "breakdown_group_type_index": 1},
-				map[string]float64{"big": 2, "small": 1, refNull: 2}},
+				map[string]float64{"big": 2, "small": 1, reference.Null: 2}},
 			"by industry and team size": {map[string]any{"breakdowns": []any{map[string]any{"property": "industry", "type": "group", "group_type_index": 0},
 				map[string]any{"property": "size", "type": "group", "group_type_index": 1}}},
-				map[string]float64{"[finance big]": 1, "[finance small]": 1, "[tech big]": 1, "[" + refNull + " " + refNull + "]": 2}},
+				map[string]float64{"[finance big]": 1, "[finance small]": 1, "[tech big]": 1, "[" + reference.Null + " " + reference.Null + "]": 2}},
 			"unique companies": {map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 0}}},
 				map[string]float64{"": 3}},
 			"unique teams": {map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 1}}},
@@ -140,7 +143,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			})
 		}
 		t.Run("unique teams per day: t1, t2, t3 on 2 March; t2 on 3 March", func(t *testing.T) {
-			var got []apiTrendSeries
+			var got []analysistest.APITrendSeries
 			p.result(t, "trend", map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 1}},
 				"date_from": "2026-03-02", "date_to": "2026-03-03"}, &got)
 			if len(got) != 1 || !reflect.DeepEqual(got[0].Data, []float64{3, 1}) {
@@ -187,7 +190,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			"persons of finance":    {map[string]any{"properties": []any{groupCond("industry", "exact", "finance", 0)}}, map[string][]int{"": {2, 2}}},
 			"persons of tech":       {map[string]any{"properties": []any{groupCond("industry", "exact", "tech", 0)}}, map[string][]int{"": {1, 0}}},
 			"teams of small teams":  {map[string]any{"aggregation_group_type_index": 1, "properties": []any{groupCond("size", "exact", "small", 1)}}, map[string][]int{"": {1, 1}}},
-			"persons by industry":   {map[string]any{"breakdown": "industry", "breakdown_type": "group", "breakdown_group_type_index": 0}, map[string][]int{"[finance]": {2, 2}, "[tech]": {1, 0}, "[" + refNull + "]": {2, 0}}},
+			"persons by industry":   {map[string]any{"breakdown": "industry", "breakdown_type": "group", "breakdown_group_type_index": 0}, map[string][]int{"[finance]": {2, 2}, "[tech]": {1, 0}, "[" + reference.Null + "]": {2, 0}}},
 			"teams by industry":     {map[string]any{"aggregation_group_type_index": 1, "breakdown": "industry", "breakdown_type": "group", "breakdown_group_type_index": 0}, map[string][]int{"[finance]": {2, 2}, "[tech]": {1, 0}}},
 		} {
 			t.Run(name, func(t *testing.T) {
@@ -252,7 +255,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			for k, v := range extra {
 				body[k] = v
 			}
-			var got []apiTrendSeries
+			var got []analysistest.APITrendSeries
 			p.result(t, "trend", body, &got)
 			if len(got) != 1 {
 				t.Fatalf("%+v", got)
@@ -285,7 +288,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			for k, v := range extra {
 				body[k] = v
 			}
-			var got []apiTrendSeries
+			var got []analysistest.APITrendSeries
 			p.result(t, "trend", body, &got)
 			out := map[string][]float64{}
 			for _, s := range got {
@@ -351,7 +354,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			for k, v := range extra {
 				body[k] = v
 			}
-			var got apiCorrelation
+			var got analysistest.APICorrelation
 			p.result(t, "funnel/correlation", body, &got)
 			out := []string{}
 			for _, e := range got.Events {
@@ -369,7 +372,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 			t.Fatalf("finance: %v", got)
 		}
 	})
-	t.Run("group conditions and breakdowns are checked", func(t *testing.T) {
+	t.Run("group reference.Conditions and breakdowns are checked", func(t *testing.T) {
 		p.wantInvalid(t, "trend", map[string]any{"events": pageviews, "properties": []any{map[string]any{"key": "industry", "value": "x", "type": "group"}}}, "properties")
 		p.wantInvalid(t, "trend", map[string]any{"events": pageviews, "properties": []any{groupCond("industry", "exact", "x", 5)}}, "properties")
 		p.wantInvalid(t, "trend", map[string]any{"events": pageviews, "breakdown": "industry", "breakdown_type": "group"}, "breakdown_group_type_index")
@@ -387,11 +390,11 @@ func TestGroupsHostileInputIsData(t *testing.T) {
 	hostileKey := `k'ey"\{"$group_0": 1}` + "\t\n"
 	hostileProp := `in'du"stry\`
 	hostileValue := `v'al"ue\%_{x}`
-	p := env.project(t, []refEvent{
-		gident(hostileType, hostileKey, mar(1, 9), map[string]any{hostileProp: hostileValue}),
-		{UUID: uuid.NewString(), DistinctID: "u1", Event: "$pageview", At: fday.Add(mar(2, 10)),
+	p := env.project(t, []reference.Event{
+		gident(hostileType, hostileKey, analysistest.Mar(1, 9), map[string]any{hostileProp: hostileValue}),
+		{UUID: uuid.NewString(), DistinctID: "u1", Event: "$pageview", At: analysistest.Fday.Add(analysistest.Mar(2, 10)),
 			Props: map[string]any{"$groups": map[string]any{hostileType: hostileKey}}},
-		gev("u2", "$pageview", mar(2, 11), ""),
+		gev("u2", "$pageview", analysistest.Mar(2, 11), ""),
 	})
 	body := map[string]any{"events": []any{map[string]any{"id": "$pageview"}}, "date_from": "2026-03-02", "date_to": "2026-03-02", "display": "ActionsTable"}
 	var series []struct {
@@ -411,7 +414,7 @@ func TestGroupsHostileInputIsData(t *testing.T) {
 	for _, s := range series {
 		got[fmt.Sprint(s.BreakdownValue)] = *s.Value
 	}
-	if want := map[string]float64{hostileValue: 1, refNull: 1}; !reflect.DeepEqual(got, want) {
+	if want := map[string]float64{hostileValue: 1, reference.Null: 1}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("breakdown: %v", got)
 	}
 	body = map[string]any{"events": []any{map[string]any{"id": "$pageview", "math": "unique_group", "math_group_type_index": 0}},

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // PUT is the full update generated clients (PostHog's OpenAPI) send: the
@@ -80,9 +82,9 @@ func TestInsightPutIsAFullUpdateWithTheSameValidation(t *testing.T) {
 // updates a person's properties by $set either way.
 func TestPersonPutSetsPropertiesLikePatch(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{fev("ada", "A", mar(1, 9))})
+	p := env.project(t, []reference.Event{analysistest.Fev("ada", "A", analysistest.Mar(1, 9))})
 	owner := fmt.Sprintf("funnel%d@example.com", env.n)
-	other := env.project(t, []refEvent{fev("zed", "A", mar(1, 9))})
+	other := env.project(t, []reference.Event{analysistest.Fev("zed", "A", analysistest.Mar(1, 9))})
 	_, body := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?distinct_id=ada", p.id), p.key, nil)
 	ada := body["results"].([]any)[0].(map[string]any)["uuid"].(string)
 	path := fmt.Sprintf("/api/projects/%d/persons/%s/", p.id, ada)

@@ -8,24 +8,27 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
-// utcAt is the offset from fday of an hour, for events far from it.
+// utcAt is the offset from analysistest.Fday of an hour, for events far from it.
 func utcAt(y int, m time.Month, d, h int) time.Duration {
-	return time.Date(y, m, d, h, 0, 0, 0, time.UTC).Sub(fday)
+	return time.Date(y, m, d, h, 0, 0, 0, time.UTC).Sub(analysistest.Fday)
 }
 
 func TestLifecycleByHand(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := []refEvent{
-		fev("u7", "A", utcAt(2025, 12, 15, 9)), fev("u7", "A", utcAt(2026, 1, 10, 9)),
-		fev("a4", "X", utcAt(2026, 2, 20, 9)),
-		fev("u1", "X", utcAt(2026, 2, 25, 9)),
-		fev("u1", "A", mar(1, 9)), fev("u5", "A", mar(1, 10)), fev("u3", "X", mar(1, 11)),
-		fev("u1", "A", mar(2, 9)), fev("u2", "A", mar(2, 10)), fev("u3", "A", mar(2, 11)),
-		fev("u2", "A", mar(3, 9)), fev("u4", "A", mar(3, 10)), fident("u4", "a4", mar(3, 11)),
-		fev("u1", "A", mar(4, 9)),
-		fev("u6", "A", mar(5, 24)-time.Second), fev("u6", "A", mar(6, 0)),
+	events := []reference.Event{
+		analysistest.Fev("u7", "A", utcAt(2025, 12, 15, 9)), analysistest.Fev("u7", "A", utcAt(2026, 1, 10, 9)),
+		analysistest.Fev("a4", "X", utcAt(2026, 2, 20, 9)),
+		analysistest.Fev("u1", "X", utcAt(2026, 2, 25, 9)),
+		analysistest.Fev("u1", "A", analysistest.Mar(1, 9)), analysistest.Fev("u5", "A", analysistest.Mar(1, 10)), analysistest.Fev("u3", "X", analysistest.Mar(1, 11)),
+		analysistest.Fev("u1", "A", analysistest.Mar(2, 9)), analysistest.Fev("u2", "A", analysistest.Mar(2, 10)), analysistest.Fev("u3", "A", analysistest.Mar(2, 11)),
+		analysistest.Fev("u2", "A", analysistest.Mar(3, 9)), analysistest.Fev("u4", "A", analysistest.Mar(3, 10)), analysistest.Fident("u4", "a4", analysistest.Mar(3, 11)),
+		analysistest.Fev("u1", "A", analysistest.Mar(4, 9)),
+		analysistest.Fev("u6", "A", analysistest.Mar(5, 24)-time.Second), analysistest.Fev("u6", "A", analysistest.Mar(6, 0)),
 	}
 	p := env.project(t, events)
 	ask := func(extra map[string]any) map[string][]float64 {
@@ -34,7 +37,7 @@ func TestLifecycleByHand(t *testing.T) {
 		for k, v := range extra {
 			body[k] = v
 		}
-		var got []apiTrendSeries
+		var got []analysistest.APITrendSeries
 		p.result(t, "trend", body, &got)
 		out := map[string][]float64{}
 		for i, s := range got {

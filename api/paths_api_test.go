@@ -11,18 +11,21 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 func TestPathsAnswerGETAsPOST(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{pv("u1", "/home/", 0), pv("u1", "/cart", 1), ev("u1", "buy", 2), pv("u2", "/home", 0), ev("u2", "buy", 3)})
+	p := env.project(t, []reference.Event{analysistest.PV("u1", "/home/", 0), analysistest.PV("u1", "/cart", 1), analysistest.Ev("u1", "buy", 2), analysistest.PV("u2", "/home", 0), analysistest.Ev("u2", "buy", 3)})
 	body := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10", "include_event_types": []string{"$pageview", "custom_event"},
 		"start_point": "/home", "step_limit": 3, "local_path_cleaning_filters": []map[string]string{{"regex": "^/c.*", "alias": "/c"}}}
-	want := fmt.Sprint([]apiPathEdge{edge("1_/home", "2_/c", 1, 1), edge("1_/home", "2_buy", 1, 3), edge("2_/c", "3_buy", 1, 1)})
+	want := fmt.Sprint([]analysistest.APIPathEdge{analysistest.Edge("1_/home", "2_/c", 1, 1), analysistest.Edge("1_/home", "2_buy", 1, 3), analysistest.Edge("2_/c", "3_buy", 1, 1)})
 	var answers []string
 	for _, method := range []string{"POST", "GET"} {
-		st, out := p.ask(t, method, "path", body)
-		var got []apiPathEdge
+		st, out := p.Ask(t, method, "path", body)
+		var got []analysistest.APIPathEdge
 		if st != 200 || json.Unmarshal(out["result"], &got) != nil || fmt.Sprint(got) != want {
 			t.Fatalf("%s: %d %s, want %s", method, st, out["result"], want)
 		}
@@ -33,14 +36,14 @@ func TestPathsAnswerGETAsPOST(t *testing.T) {
 		t.Fatalf("is_cached by POST then GET: %v", answers)
 	}
 	body["local_path_cleaning_filters"] = []map[string]string{{"regex": "(", "alias": ""}}
-	if st, out := p.ask(t, "GET", "path", body); st != 400 || string(out["attr"]) != `"local_path_cleaning_filters"` {
+	if st, out := p.Ask(t, "GET", "path", body); st != 400 || string(out["attr"]) != `"local_path_cleaning_filters"` {
 		t.Fatalf("a bad regex by GET: %d %s", st, mustJSON(t, out))
 	}
 }
 
 func TestProjectPathCleaningFilters(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{pv("u1", "/item/12?ref=ad", 0), pv("u1", "/item/7", 1), pv("u1", "/cart", 2)})
+	p := env.project(t, []reference.Event{analysistest.PV("u1", "/item/12?ref=ad", 0), analysistest.PV("u1", "/item/7", 1), analysistest.PV("u1", "/cart", 2)})
 	project := fmt.Sprintf("/api/projects/%d/", p.id)
 	for _, bad := range []any{
 		[]map[string]string{{"regex": "/item/(", "alias": "x"}},
@@ -57,22 +60,22 @@ func TestProjectPathCleaningFilters(t *testing.T) {
 	if st, out := call(t, env.h, "PATCH", project, p.key, map[string]any{"path_cleaning_filters": rules}); st != 200 {
 		t.Fatalf("PATCH valid rules: %d %v", st, out)
 	}
-	day := refPaths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC)}
+	day := reference.Paths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC)}
 	for _, tc := range []struct {
 		name         string
 		replacements bool
-		want         []apiPathEdge
+		want         []analysistest.APIPathEdge
 	}{
 		{"path_replacements applies the project's rules, in order, before the request's", true,
-			[]apiPathEdge{edge("1_/item/:id", "2_/c", 1, 1)}},
+			[]analysistest.APIPathEdge{analysistest.Edge("1_/item/:id", "2_/c", 1, 1)}},
 		{"without path_replacements they are not applied", false,
-			[]apiPathEdge{edge("1_/item/12?ref=ad", "2_/item/7", 1, 1), edge("2_/item/7", "3_/c", 1, 1)}},
+			[]analysistest.APIPathEdge{analysistest.Edge("1_/item/12?ref=ad", "2_/item/7", 1, 1), analysistest.Edge("2_/item/7", "3_/c", 1, 1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := day.params()
+			body := day.Params()
 			body["path_replacements"] = tc.replacements
 			body["local_path_cleaning_filters"] = []map[string]string{{"regex": "^/ca.*", "alias": "/c"}}
-			var got []apiPathEdge
+			var got []analysistest.APIPathEdge
 			p.result(t, "path", body, &got)
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Fatalf("got %v\nwant %v", got, tc.want)
@@ -81,11 +84,11 @@ func TestProjectPathCleaningFilters(t *testing.T) {
 	}
 	t.Run("a rule changed since is a new answer, not the cached one", func(t *testing.T) {
 		call(t, env.h, "PATCH", project, p.key, map[string]any{"path_cleaning_filters": []map[string]string{{"regex": `/item/\d+.*`, "alias": "/i"}}})
-		body := day.params()
+		body := day.Params()
 		body["path_replacements"] = true
-		var got []apiPathEdge
+		var got []analysistest.APIPathEdge
 		p.result(t, "path", body, &got)
-		if want := []apiPathEdge{edge("1_/i", "2_/cart", 1, 1)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if want := []analysistest.APIPathEdge{analysistest.Edge("1_/i", "2_/cart", 1, 1)}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("got %v\nwant %v", got, want)
 		}
 	})
@@ -95,7 +98,7 @@ func TestProjectPathCleaningFilters(t *testing.T) {
 // paths answer: its version keys the cached one.
 func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{pv("u1", "/a", 0), ev("u1", "signup", 1), ev("u1", "x", 2), ev("u1", "buy", 3), ev("u1", "y", 4)})
+	p := env.project(t, []reference.Event{analysistest.PV("u1", "/a", 0), analysistest.Ev("u1", "signup", 1), analysistest.Ev("u1", "x", 2), analysistest.Ev("u1", "buy", 3), analysistest.Ev("u1", "y", 4)})
 	st, created := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/actions/", p.id), p.key,
 		map[string]any{"name": "Converted", "steps": []any{map[string]any{"event": "signup"}}})
 	if st != http.StatusCreated {
@@ -108,17 +111,17 @@ func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
 			"events":  []any{map[string]any{"id": "$pageview", "type": "events", "order": 0}},
 			"actions": []any{map[string]any{"id": id, "type": "actions", "order": 1}}}}
 	ask := func() (string, string) {
-		st, out := p.ask(t, "POST", "path", body)
+		st, out := p.Ask(t, "POST", "path", body)
 		if st != 200 {
 			t.Fatalf("%d %s", st, mustJSON(t, out))
 		}
-		var got []apiPathEdge
+		var got []analysistest.APIPathEdge
 		if err := json.Unmarshal(out["result"], &got); err != nil {
 			t.Fatal(err)
 		}
 		return fmt.Sprint(got), string(out["is_cached"])
 	}
-	fromSignup := fmt.Sprint([]apiPathEdge{edge("1_signup", "2_x", 1, 1), edge("2_x", "3_buy", 1, 1), edge("3_buy", "4_y", 1, 1)})
+	fromSignup := fmt.Sprint([]analysistest.APIPathEdge{analysistest.Edge("1_signup", "2_x", 1, 1), analysistest.Edge("2_x", "3_buy", 1, 1), analysistest.Edge("3_buy", "4_y", 1, 1)})
 	for i, cached := range []string{"false", "true"} {
 		if got, c := ask(); got != fromSignup || c != cached {
 			t.Fatalf("ask %d: %s cached %s, want %s cached %s", i, got, c, fromSignup, cached)
@@ -129,7 +132,7 @@ func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("edit the action: %d %v", st, out)
 	}
-	fromBuy := fmt.Sprint([]apiPathEdge{edge("1_buy", "2_y", 1, 1)})
+	fromBuy := fmt.Sprint([]analysistest.APIPathEdge{analysistest.Edge("1_buy", "2_y", 1, 1)})
 	if got, c := ask(); got != fromBuy || c != "false" {
 		t.Fatalf("after the edit: %s cached %s, want %s computed anew", got, c, fromBuy)
 	}
@@ -139,16 +142,16 @@ func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
 // attempt that skipped it, so paths cannot be sliced at it.
 func TestFunnelPathsRefuseOptionalSteps(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{pv("u1", "/home", 0), ev("u1", "buy", 2)})
+	p := env.project(t, []reference.Event{analysistest.PV("u1", "/home", 0), analysistest.Ev("u1", "buy", 2)})
 	body := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10", "funnel_paths": "funnel_path_after_step",
 		"funnel_step": 1, "funnel_filter": map[string]any{"insight": "FUNNELS", "date_from": "2026-04-10", "date_to": "2026-04-10",
 			"events": []any{map[string]any{"id": "$pageview", "order": 0}, map[string]any{"id": "x", "order": 1, "optionalInFunnel": true},
 				map[string]any{"id": "buy", "order": 2}}}}
-	if st, out := p.ask(t, "POST", "path", body); st != 400 || string(out["attr"]) != `"funnel_filter"` {
+	if st, out := p.Ask(t, "POST", "path", body); st != 400 || string(out["attr"]) != `"funnel_filter"` {
 		t.Fatalf("funnel paths of an optional-step funnel: %d %s", st, mustJSON(t, out))
 	}
 	body["funnel_filter"].(map[string]any)["events"].([]any)[1].(map[string]any)["optionalInFunnel"] = false
-	if st, out := p.ask(t, "POST", "path", body); st != 200 {
+	if st, out := p.Ask(t, "POST", "path", body); st != 200 {
 		t.Fatalf("the same funnel with every step required: %d %s", st, mustJSON(t, out))
 	}
 }

@@ -13,15 +13,18 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // pathsPeopleURL is the people URL of a paths request and a selection,
 // as a client builds it (PostHog's paths answer no URL per edge): the
 // request's parameters, JSON text but for strings, and the keys.
-func pathsPeopleURL(t *testing.T, p *funnelProject, q refPaths, sel map[string]string) string {
+func pathsPeopleURL(t *testing.T, p *funnelProject, q reference.Paths, sel map[string]string) string {
 	t.Helper()
 	v := url.Values{}
-	for k, x := range q.params() {
+	for k, x := range q.Params() {
 		if s, ok := x.(string); ok {
 			v.Set(k, s)
 		} else {
@@ -45,14 +48,14 @@ func rootsOf(actors map[string]int) map[string]bool {
 // checkPathPeople follows the people URL of every edge the request
 // answers and of every node's drop-off, and compares them with the
 // reference; it returns how many edges had a person taking them twice.
-func checkPathPeople(t *testing.T, p *funnelProject, events []refEvent, q refPaths) (edges, repeated int) {
+func checkPathPeople(t *testing.T, p *funnelProject, events []reference.Event, q reference.Paths) (edges, repeated int) {
 	t.Helper()
-	var got []apiPathEdge
-	p.result(t, "path", q.params(), &got)
+	var got []analysistest.APIPathEdge
+	p.result(t, "path", q.Params(), &got)
 	nodes := map[string]bool{}
 	for _, e := range got {
 		nodes[e.Source], nodes[e.Target] = true, true
-		want := q.edgeActors(events, e.Source, e.Target)
+		want := q.EdgeActors(events, e.Source, e.Target)
 		paths := 0
 		for _, n := range want {
 			paths += n
@@ -73,7 +76,7 @@ func checkPathPeople(t *testing.T, p *funnelProject, events []refEvent, q refPat
 	}
 	sort.Strings(keys)
 	for _, n := range keys {
-		want := q.dropoffActors(events, n)
+		want := q.DropoffActors(events, n)
 		people, count := p.follow(t, pathsPeopleURL(t, p, q, map[string]string{"path_dropoff_key": n}))
 		samePeople(t, "drop-off at "+n, people, count, len(want), personKeys(events, rootsOf(want)))
 	}
@@ -84,14 +87,15 @@ func TestPathPeopleMatchTheReferenceOnRandomEvents(t *testing.T) {
 	env := newFunnelEnv(t)
 	edges, repeated := 0, 0
 	for seed := int64(11); seed <= 12; seed++ {
-		events := pathEvents(seed)
-		p := pathsProject(t, env, events)
+		events := analysistest.PathEvents(seed)
+		p := env.project(t, events)
+		analysistest.SetPathsSettings(t, p)
 		r := rand.New(rand.NewSource(seed))
 		for i := range 3 {
-			q := randomPaths(r, events)
+			q := analysistest.RandomPaths(r, events)
 			q.GroupIndex, q.EdgeLimit, q.MinWeight, q.MaxWeight = 0, 0, 0, 0
 			if i == 2 {
-				f := refFunnel{Steps: []refStep{{Event: "$pageview"}, {Event: "signup"}}, DateFrom: "2026-03-01", DateTo: "2026-03-05",
+				f := reference.Funnel{Steps: []reference.Step{{Event: "$pageview"}, {Event: "signup"}}, DateFrom: "2026-03-01", DateTo: "2026-03-05",
 					WindowInterval: 6, WindowUnit: "hour"}
 				q.Funnel, q.FunnelPaths, q.FunnelStep = &f, "funnel_path_after_step", 1
 			}
@@ -111,13 +115,13 @@ func TestPathPeopleMatchTheReferenceOnRandomEvents(t *testing.T) {
 // takes A -> B. The edge 1_A -> 2_B counts three paths and two people.
 func TestPathPeopleWorkedByHand(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := []refEvent{ev("u1", "A", 0), ev("u1", "B", 1), ev("u1", "C", 2), ev("u1", "A", 62), ev("u1", "B", 63),
-		ev("u2", "A", 0), ev("u2", "B", 4)}
+	events := []reference.Event{analysistest.Ev("u1", "A", 0), analysistest.Ev("u1", "B", 1), analysistest.Ev("u1", "C", 2), analysistest.Ev("u1", "A", 62), analysistest.Ev("u1", "B", 63),
+		analysistest.Ev("u2", "A", 0), analysistest.Ev("u2", "B", 4)}
 	p := env.project(t, events)
-	q := refPaths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC)}
-	var got []apiPathEdge
-	p.result(t, "path", q.params(), &got)
-	if want := []apiPathEdge{edge("1_A", "2_B", 3, 2), edge("2_B", "3_C", 1, 1)}; fmt.Sprint(got) != fmt.Sprint(want) {
+	q := reference.Paths{From: time.Date(2026, 4, 10, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 4, 11, 0, 0, 0, 0, time.UTC)}
+	var got []analysistest.APIPathEdge
+	p.result(t, "path", q.Params(), &got)
+	if want := []analysistest.APIPathEdge{analysistest.Edge("1_A", "2_B", 3, 2), analysistest.Edge("2_B", "3_C", 1, 1)}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("edges %v, want %v", got, want)
 	}
 	for _, tc := range []struct {

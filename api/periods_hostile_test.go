@@ -8,6 +8,9 @@ package api
 import (
 	"reflect"
 	"testing"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 func TestPeriodKindsTakeHostileStringsAsData(t *testing.T) {
@@ -15,10 +18,10 @@ func TestPeriodKindsTakeHostileStringsAsData(t *testing.T) {
 	key, val := `{p0:String}'"`, `ünïcödé 🦔 \N`
 	bkey, custom := `it's "the" \plan`, `x'); DROP TABLE persons; -- `+"`🦔`"
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{
-		fev("h1", first, mar(2, 9), bkey, `O'Brien`, key, val), fev("h1", second, mar(3, 9), key, val),
-		fev("h2", first, mar(2, 10), bkey, "tab\there", key, "other"), fev("h2", second, mar(4, 9), key, val),
-		fev("h3", first, mar(3, 10), bkey, `O'Brien`, key, val), fev("h3", second, mar(4, 10), key, "other"),
+	p := env.project(t, []reference.Event{
+		analysistest.Fev("h1", first, analysistest.Mar(2, 9), bkey, `O'Brien`, key, val), analysistest.Fev("h1", second, analysistest.Mar(3, 9), key, val),
+		analysistest.Fev("h2", first, analysistest.Mar(2, 10), bkey, "tab\there", key, "other"), analysistest.Fev("h2", second, analysistest.Mar(4, 9), key, val),
+		analysistest.Fev("h3", first, analysistest.Mar(3, 10), bkey, `O'Brien`, key, val), analysistest.Fev("h3", second, analysistest.Mar(4, 10), key, "other"),
 	})
 	cond := func(k, v, op string) map[string]any { return map[string]any{"key": k, "value": v, "operator": op} }
 	retention := func(target, returning map[string]any, extra map[string]any) (counts [][]int, values []string, urls []string) {
@@ -94,7 +97,7 @@ func TestPeriodKindsTakeHostileStringsAsData(t *testing.T) {
 		for k, v := range days {
 			body[k] = v
 		}
-		var got []apiTrendSeries
+		var got []analysistest.APITrendSeries
 		p.result(t, "trend", body, &got)
 		want := [][]float64{{1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {0, -1, -1}}
 		for i, st := range []string{"new", "returning", "resurrecting", "dormant"} {
@@ -112,7 +115,7 @@ func TestPeriodKindsTakeHostileStringsAsData(t *testing.T) {
 			body[k] = v
 		}
 		var got []struct {
-			apiStickiness
+			analysistest.APIStickiness
 			Action      map[string]any      `json:"action"`
 			PersonsURLs []map[string]string `json:"persons_urls"`
 		}

@@ -14,10 +14,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/metadata/metadatatest"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // dayPageviews are the pageviews of 1 March and the persons who did them,
@@ -49,15 +51,15 @@ func dayPageviews(t *testing.T, p *funnelProject) (total, unique float64) {
 // distinct ids makes a new person.
 func TestPersonDelete(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := []refEvent{
+	events := []reference.Event{
 		// ada: two persons (anon-1, ada) merged by $identify, so anon-1's
 		// pageview is stored under a merged-away person's id.
-		fev("anon-1", "$pageview", mar(1, 9)),
-		fev("ada", "$pageview", mar(1, 10)),
-		fident("ada", "anon-1", mar(1, 11)),
-		fev("ada", "$pageview", mar(1, 12)),
-		fev("bob", "$pageview", mar(1, 13)),
-		fev("carol", "$pageview", mar(1, 14)),
+		analysistest.Fev("anon-1", "$pageview", analysistest.Mar(1, 9)),
+		analysistest.Fev("ada", "$pageview", analysistest.Mar(1, 10)),
+		analysistest.Fident("ada", "anon-1", analysistest.Mar(1, 11)),
+		analysistest.Fev("ada", "$pageview", analysistest.Mar(1, 12)),
+		analysistest.Fev("bob", "$pageview", analysistest.Mar(1, 13)),
+		analysistest.Fev("carol", "$pageview", analysistest.Mar(1, 14)),
 	}
 	p := env.project(t, events)
 	persons := func(t *testing.T) map[string]string {
@@ -125,7 +127,7 @@ func TestPersonDelete(t *testing.T) {
 		}
 	})
 	t.Run("a later event of a deleted distinct id makes a new person", func(t *testing.T) {
-		p.capture(t, []refEvent{fev("bob", "$pageview", mar(1, 15)), fev("anon-1", "$pageview", mar(1, 16))})
+		p.Capture(t, []reference.Event{analysistest.Fev("bob", "$pageview", analysistest.Mar(1, 15)), analysistest.Fev("anon-1", "$pageview", analysistest.Mar(1, 16))})
 		got := persons(t)
 		if len(got) != 3 || got["[bob]"] == "" || got["[bob]"] == bob || got["[anon-1]"] == "" || got["[anon-1]"] == ada {
 			t.Fatalf("list: %v (bob was %s, ada %s)", got, bob, ada)
@@ -152,7 +154,7 @@ func TestPersonDelete(t *testing.T) {
 		if st, body := call(t, env.h, "DELETE", path(carol), k.Key, nil); st != 403 {
 			t.Fatalf("person:read only: %d %v", st, body)
 		}
-		other := env.project(t, []refEvent{fev("dan", "$pageview", mar(1, 9))})
+		other := env.project(t, []reference.Event{analysistest.Fev("dan", "$pageview", analysistest.Mar(1, 9))})
 		if st, _ := call(t, env.h, "DELETE", path(carol), other.key, nil); st != 404 {
 			t.Fatalf("another organization's key: %d", st)
 		}
@@ -201,11 +203,11 @@ func TestAFailedPersonDeletionCanBeRetried(t *testing.T) {
 	e := &eventsDeleteEngine{Engine: engine}
 	e.fail.Store(1)
 	env := newDeleteEnv(t, e)
-	p := env.project(t, []refEvent{
-		fev("anon-1", "$pageview", mar(1, 9)),
-		fident("ada", "anon-1", mar(1, 10)),
-		fev("ada", "$pageview", mar(1, 11)),
-		fev("bob", "$pageview", mar(1, 12)),
+	p := env.project(t, []reference.Event{
+		analysistest.Fev("anon-1", "$pageview", analysistest.Mar(1, 9)),
+		analysistest.Fident("ada", "anon-1", analysistest.Mar(1, 10)),
+		analysistest.Fev("ada", "$pageview", analysistest.Mar(1, 11)),
+		analysistest.Fev("bob", "$pageview", analysistest.Mar(1, 12)),
 	})
 	before := personsByDistinctIDs(t, env, p)
 	ada := before["[ada anon-1]"]
@@ -226,7 +228,7 @@ func TestAFailedPersonDeletionCanBeRetried(t *testing.T) {
 		t.Fatalf("persons after: %v", got)
 	}
 	// The distinct ids no longer map to the deleted person.
-	p.capture(t, []refEvent{fev("anon-1", "$pageview", mar(1, 13))})
+	p.Capture(t, []reference.Event{analysistest.Fev("anon-1", "$pageview", analysistest.Mar(1, 13))})
 	if got := personsByDistinctIDs(t, env, p); len(got) != 2 || got["[anon-1]"] == "" || got["[anon-1]"] == ada {
 		t.Fatalf("persons after anon-1's new event: %v (ada was %s)", got, ada)
 	}
@@ -243,8 +245,8 @@ func TestAFailedPersonDeletionCanBeRetried(t *testing.T) {
 func TestAPersonsEventsDeleteDoesNotStallIngestion(t *testing.T) {
 	e := &eventsDeleteEngine{Engine: engine, held: make(chan struct{}), release: make(chan struct{})}
 	env := newDeleteEnv(t, e)
-	p := env.project(t, []refEvent{fev("ada", "$pageview", mar(1, 9)), fev("bob", "$pageview", mar(1, 10))})
-	other := env.project(t, []refEvent{fev("dan", "$pageview", mar(1, 9))})
+	p := env.project(t, []reference.Event{analysistest.Fev("ada", "$pageview", analysistest.Mar(1, 9)), analysistest.Fev("bob", "$pageview", analysistest.Mar(1, 10))})
+	other := env.project(t, []reference.Event{analysistest.Fev("dan", "$pageview", analysistest.Mar(1, 9))})
 	ada := personsByDistinctIDs(t, env, p)["[ada]"]
 	if ada == "" {
 		t.Fatal("no person ada")

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // headerlessEmpty is the real engine streaming as a chunked reader does
@@ -43,12 +45,12 @@ func TestActorsCSVOfAStepNobodyReachedIsTheHeaderAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newFunnelEnv(t)
 			env.s.useEngine(tc.engine(env.s.engine))
-			p := env.project(t, []refEvent{
-				fev("u1", "A", time.Hour), fev("u1", "B", 2*time.Hour),
-				fev("u2", "A", 3*time.Hour),
+			p := env.project(t, []reference.Event{
+				analysistest.Fev("u1", "A", time.Hour), analysistest.Fev("u1", "B", 2*time.Hour),
+				analysistest.Fev("u2", "A", 3*time.Hour),
 			})
-			var steps []apiStep
-			p.result(t, "funnel", funnelOf("ordered", "A", "B", "never").filter(nil), &steps)
+			var steps []analysistest.APIStep
+			p.result(t, "funnel", analysistest.FunnelOf("ordered", "A", "B", "never").Filter(nil), &steps)
 			if len(steps) != 3 || steps[2].Count == nil || *steps[2].Count != 0 || *steps[1].Count != 1 {
 				t.Fatalf("steps %+v", steps)
 			}

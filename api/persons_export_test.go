@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/querybuilder"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // exportCSV reads a people URL with format=csv: the header and the rows.
@@ -48,8 +50,8 @@ func (p *funnelProject) exportCSV(t *testing.T, link string) ([]string, [][]stri
 
 // refPlans is each reference person's plan ($set by their latest event
 // setting it), left out where two such events share the latest time.
-func refPlans(events []refEvent) map[string]string {
-	personOf, _ := refIdentities(events)
+func refPlans(events []reference.Event) map[string]string {
+	personOf, _ := reference.Identities(events)
 	type set struct {
 		at    time.Time
 		plan  string
@@ -82,15 +84,15 @@ func refPlans(events []refEvent) map[string]string {
 func TestActorsCSVListsExactlyTheStepsPeopleWithTheirProperties(t *testing.T) {
 	env := newFunnelEnv(t)
 	for _, seed := range []int64{11, 12} {
-		events := periodEvents(seed)
+		events := analysistest.PeriodEvents(seed)
 		p := env.project(t, events)
-		f := funnelOf("ordered", "A", "B", "X").hours(72)
+		f := analysistest.FunnelOf("ordered", "A", "B", "X").Hours(72)
 		f.DateFrom, f.DateTo = "2026-02-20", "2026-03-12"
-		var steps []apiStep
-		p.result(t, "funnel", f.filter(nil), &steps)
-		persons := f.persons(events)
+		var steps []analysistest.APIStep
+		p.result(t, "funnel", f.Filter(nil), &steps)
+		persons := f.Persons(events)
 		plans := refPlans(events)
-		personOf, _ := refIdentities(events)
+		personOf, _ := reference.Identities(events)
 		checkedPlans := 0
 		for i, st := range steps {
 			for _, drop := range []bool{false, true} {
@@ -103,7 +105,7 @@ func TestActorsCSVListsExactlyTheStepsPeopleWithTheirProperties(t *testing.T) {
 				}
 				roots := map[string]bool{}
 				for _, rp := range persons {
-					if (!drop && rp.level() >= i+1) || (drop && rp.level() == i) {
+					if (!drop && rp.Level() >= i+1) || (drop && rp.Level() == i) {
 						roots[rp.ID] = true
 					}
 				}
@@ -254,7 +256,7 @@ func TestActorsCSVStreamsManyActorsInBoundedMemory(t *testing.T) {
 // pages do.
 func TestActorsCSVOfARetentionCellCarriesAppearances(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, periodEvents(9))
+	p := env.project(t, analysistest.PeriodEvents(9))
 	var rows []struct {
 		Values []struct {
 			Count     int    `json:"count"`

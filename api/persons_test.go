@@ -7,20 +7,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 func TestPersonsListRetrieveAndValues(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := []refEvent{
-		fev("anon-1", "A", mar(1, 9), "browser", "Chrome"),
-		fident("ada", "anon-1", mar(1, 10)),
-		{UUID: "0190d6a2-5b7e-7c3a-9f1e-000000000001", DistinctID: "ada", Event: "$set", At: fday.Add(mar(1, 11)),
+	events := []reference.Event{
+		analysistest.Fev("anon-1", "A", analysistest.Mar(1, 9), "browser", "Chrome"),
+		analysistest.Fident("ada", "anon-1", analysistest.Mar(1, 10)),
+		{UUID: "0190d6a2-5b7e-7c3a-9f1e-000000000001", DistinctID: "ada", Event: "$set", At: analysistest.Fday.Add(analysistest.Mar(1, 11)),
 			Props: map[string]any{"$set": map[string]any{"email": "ada@example.com", "plan": "pro"}}},
-		fev("bob", "A", mar(2, 9), "browser", "Safari"),
-		{UUID: "0190d6a2-5b7e-7c3a-9f1e-000000000002", DistinctID: "bob", Event: "$set", At: fday.Add(mar(2, 10)),
+		analysistest.Fev("bob", "A", analysistest.Mar(2, 9), "browser", "Safari"),
+		{UUID: "0190d6a2-5b7e-7c3a-9f1e-000000000002", DistinctID: "bob", Event: "$set", At: analysistest.Fday.Add(analysistest.Mar(2, 10)),
 			Props: map[string]any{"$set": map[string]any{"name": "Bob", "plan": "free"}}},
-		fev("carol", "B", mar(3, 9), "browser", "Chrome"),
+		analysistest.Fev("carol", "B", analysistest.Mar(3, 9), "browser", "Chrome"),
 	}
 	p := env.project(t, events)
 	list := func(t *testing.T, query url.Values) (int, map[string]any) {
@@ -154,7 +156,7 @@ func callList(t *testing.T, env *funnelEnv, p *funnelProject, path string) (int,
 
 func TestPersonPatchSetsPropertiesThroughIngestion(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{fev("ada", "A", mar(1, 9)), fev("bob", "A", mar(1, 10))})
+	p := env.project(t, []reference.Event{analysistest.Fev("ada", "A", analysistest.Mar(1, 9)), analysistest.Fev("bob", "A", analysistest.Mar(1, 10))})
 	_, body := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?distinct_id=ada", p.id), p.key, nil)
 	ada := body["results"].([]any)[0].(map[string]any)["uuid"].(string)
 	path := fmt.Sprintf("/api/projects/%d/persons/%s/", p.id, ada)

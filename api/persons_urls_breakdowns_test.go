@@ -12,13 +12,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // breakdownEvents are A events of 30 persons over 1 to 5 March with a
 // browser, an os (either may be missing) and an amount from 1 to 10.
-func breakdownEvents(seed int64) []refEvent {
+func breakdownEvents(seed int64) []reference.Event {
 	r := rand.New(rand.NewSource(seed))
-	var out []refEvent
+	var out []reference.Event
 	for i := range 30 {
 		for range 1 + r.Intn(5) {
 			props := map[string]any{"amount": 1 + r.Intn(10)}
@@ -29,7 +32,7 @@ func breakdownEvents(seed int64) []refEvent {
 				props["os"] = v
 			}
 			at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.Intn(5*24*4)) * 15 * time.Minute)
-			out = append(out, refEvent{UUID: uuid.Must(uuid.NewRandomFromReader(r)).String(), DistinctID: fmt.Sprintf("b%d-%d", seed, i),
+			out = append(out, reference.Event{UUID: uuid.Must(uuid.NewRandomFromReader(r)).String(), DistinctID: fmt.Sprintf("b%d-%d", seed, i),
 				Event: "A", At: at, Props: props})
 		}
 	}
@@ -43,7 +46,7 @@ func TestBreakdownPeopleURLsByIdentity(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
 	// who are the persons with an event on day k (0-based from 1 March)
 	// that keep says yes to.
-	who := func(k int, keep func(refEvent) bool) map[string]bool {
+	who := func(k int, keep func(reference.Event) bool) map[string]bool {
 		roots := map[string]bool{}
 		for _, e := range events {
 			if !e.At.Before(day(1+k)) && e.At.Before(day(2+k)) && keep(e) {
@@ -80,13 +83,13 @@ func TestBreakdownPeopleURLsByIdentity(t *testing.T) {
 				t.Fatalf("breakdown value %s", s.BreakdownValue)
 			}
 			for k, u := range s.PersonsURLs {
-				roots := who(k, func(e refEvent) bool {
-					b, o := refString(e.Props["browser"]), refString(e.Props["os"])
+				roots := who(k, func(e reference.Event) bool {
+					b, o := reference.String(e.Props["browser"]), reference.String(e.Props["os"])
 					if b == "" {
-						b = refNull
+						b = reference.Null
 					}
 					if o == "" {
-						o = refNull
+						o = reference.Null
 					}
 					return b == pair[0] && o == pair[1]
 				})
@@ -116,7 +119,7 @@ func TestBreakdownPeopleURLsByIdentity(t *testing.T) {
 		for i, s := range result {
 			bin := bins[i]
 			for k, u := range s.PersonsURLs {
-				roots := who(k, func(e refEvent) bool {
+				roots := who(k, func(e reference.Event) bool {
 					x := float64(e.Props["amount"].(int))
 					// A bin holds (lo, hi], the lowest one its lo too.
 					return x <= bin[1] && (x > bin[0] || bin[0] == bottom)
@@ -131,19 +134,19 @@ func TestBreakdownPeopleURLsByIdentity(t *testing.T) {
 		}
 	})
 	t.Run("a funnel by browser and os: each pair's steps", func(t *testing.T) {
-		f := funnelOf("ordered", "A", "A").hours(96)
+		f := analysistest.FunnelOf("ordered", "A", "A").Hours(96)
 		f.DateFrom, f.DateTo = "2026-03-01", "2026-03-05"
-		var lists [][]apiStep
-		p.result(t, "funnel", f.filter(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}},
+		var lists [][]analysistest.APIStep
+		p.result(t, "funnel", f.Filter(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}},
 			"breakdown_limit": 25}), &lists)
 		// The value is the step-1 event's (first touch).
-		byValue := map[string][]*refPerson{}
-		for _, rp := range f.persons(events) {
+		byValue := map[string][]*reference.Person{}
+		for _, rp := range f.Persons(events) {
 			first := rp.Events[rp.Path[0]]
-			pair := []string{refString(first.Props["browser"]), refString(first.Props["os"])}
+			pair := []string{reference.String(first.Props["browser"]), reference.String(first.Props["os"])}
 			for i := range pair {
 				if pair[i] == "" {
-					pair[i] = refNull
+					pair[i] = reference.Null
 				}
 			}
 			byValue[fmt.Sprint(pair)] = append(byValue[fmt.Sprint(pair)], rp)
@@ -154,7 +157,7 @@ func TestBreakdownPeopleURLsByIdentity(t *testing.T) {
 			for i, st := range steps {
 				roots := map[string]bool{}
 				for _, rp := range byValue[value] {
-					if rp.level() >= i+1 {
+					if rp.Level() >= i+1 {
 						roots[rp.ID] = true
 					}
 				}

@@ -3,6 +3,9 @@ package api
 import (
 	"fmt"
 	"testing"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // Every correlation item's people URLs on random events: the success URL
@@ -13,17 +16,17 @@ func TestCorrelationItemPeopleOnRandomEvents(t *testing.T) {
 	env := newFunnelEnv(t)
 	checked := 0
 	for seed := int64(5); seed <= 6; seed++ {
-		events := correlationEvents(seed)
+		events := analysistest.CorrelationEvents(seed)
 		p := env.project(t, events)
-		f := refFunnel{Steps: []refStep{{Event: "A"}, {Event: "B"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06",
+		f := reference.Funnel{Steps: []reference.Step{{Event: "A"}, {Event: "B"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06",
 			Order: "ordered", WindowInterval: 12, WindowUnit: "hour"}
-		for _, c := range []refCorrelation{
+		for _, c := range []reference.Correlation{
 			{Funnel: f},
 			{Funnel: f, Type: "properties", Names: []string{"tier"}},
 			{Funnel: f, Type: "event_with_properties", EventNames: []string{"X", "Y"}, ExcludeEventProperties: []string{"$ip"}},
 		} {
-			got := checkCorrelation(t, p, events, c)
-			want, _ := c.answer(events)
+			got := analysistest.CheckCorrelation(t, p, events, c)
+			want, _ := c.Answer(events)
 			for i, item := range got.Events {
 				for _, side := range []struct {
 					link  string

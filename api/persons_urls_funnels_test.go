@@ -11,43 +11,20 @@ import (
 	"sort"
 	"testing"
 	"time"
-)
 
-// trendPeople are the persons trendRates counts for the entry day
-// [day, next): those who converted and those who dropped.
-func (f refFunnel) trendPeople(all []refEvent, day, next time.Time) (converted, dropped map[string]bool) {
-	converted, dropped = map[string]bool{}, map[string]bool{}
-	for _, p := range f.read(all) {
-		var best []int
-		for start, e := range p.Events {
-			if e.At.Before(day) || !e.At.Before(next) {
-				continue
-			}
-			if path := f.attempt(p.Events, start); path != nil && len(path) >= len(best) {
-				best = path
-			}
-		}
-		if best == nil || f.excluded(&refPerson{Events: p.Events, Path: best}) || len(best) <= f.FromStep {
-			continue
-		}
-		if len(best) > f.toStep() {
-			converted[p.ID] = true
-		} else {
-			dropped[p.ID] = true
-		}
-	}
-	return converted, dropped
-}
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
+)
 
 func TestFunnelPeopleURLsByIdentity(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := periodEvents(8)
+	events := analysistest.PeriodEvents(8)
 	p := env.project(t, events)
 
 	t.Run("each entry day of funnel trends: who converted and who dropped", func(t *testing.T) {
-		f := funnelOf("ordered", "A", "B").hours(48)
+		f := analysistest.FunnelOf("ordered", "A", "B").Hours(48)
 		f.DateFrom, f.DateTo = "2026-02-25", "2026-03-08"
-		filter := f.filter(map[string]any{"funnel_viz_type": "trends"})
+		filter := f.Filter(map[string]any{"funnel_viz_type": "trends"})
 		var trends []struct {
 			Data []float64 `json:"data"`
 			Days []string  `json:"days"`
@@ -60,16 +37,16 @@ func TestFunnelPeopleURLsByIdentity(t *testing.T) {
 		base := fmt.Sprintf("/api/projects/%d/persons/funnel/?%s", p.id, q.Encode())
 		people := 0
 		for i, d := range trends[0].Days {
-			day, err := time.ParseInLocation("2006-01-02", d[:10], f.loc())
+			day, err := time.ParseInLocation("2006-01-02", d[:10], f.Location())
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantConverted, wantDropped := f.trendPeople(events, day, day.AddDate(0, 0, 1))
+			wantConverted, wantDropped := f.TrendPeople(events, day, day.AddDate(0, 0, 1))
 			converted, c1 := p.follow(t, base+"&entrance_period_start="+d)
 			dropped, c2 := p.follow(t, base+"&entrance_period_start="+d+"&drop_off=true")
 			samePeople(t, d+" converted", converted, c1, len(wantConverted), personKeys(events, wantConverted))
 			samePeople(t, d+" dropped", dropped, c2, len(wantDropped), personKeys(events, wantDropped))
-			if n := len(converted) + len(dropped); n > 0 && !closeTo(100*float64(len(converted))/float64(n), trends[0].Data[i]) {
+			if n := len(converted) + len(dropped); n > 0 && !analysistest.CloseTo(100*float64(len(converted))/float64(n), trends[0].Data[i]) {
 				t.Fatalf("%s: rate %v shown for %d of %d", d, trends[0].Data[i], len(converted), n)
 			}
 			people += len(converted) + len(dropped)
@@ -80,12 +57,12 @@ func TestFunnelPeopleURLsByIdentity(t *testing.T) {
 	})
 
 	t.Run("each step of each breakdown value", func(t *testing.T) {
-		f := funnelOf("ordered", "A", "B", "X").hours(72)
+		f := analysistest.FunnelOf("ordered", "A", "B", "X").Hours(72)
 		f.DateFrom, f.DateTo, f.Breakdown = "2026-02-20", "2026-03-12", "browser"
-		var series [][]apiStep
-		p.result(t, "funnel", f.filter(nil), &series)
-		byValue := map[string][]*refPerson{}
-		for _, rp := range f.persons(events) {
+		var series [][]analysistest.APIStep
+		p.result(t, "funnel", f.Filter(nil), &series)
+		byValue := map[string][]*reference.Person{}
+		for _, rp := range f.Persons(events) {
 			byValue[rp.Value] = append(byValue[rp.Value], rp)
 		}
 		checked := 0
@@ -100,7 +77,7 @@ func TestFunnelPeopleURLsByIdentity(t *testing.T) {
 			for i, st := range steps {
 				roots := map[string]bool{}
 				for _, rp := range byValue[value] {
-					if rp.level() >= i+1 {
+					if rp.Level() >= i+1 {
 						roots[rp.ID] = true
 					}
 				}
@@ -117,8 +94,8 @@ func TestFunnelPeopleURLsByIdentity(t *testing.T) {
 
 func TestPersonsRoutesKeepToTheirProject(t *testing.T) {
 	env := newFunnelEnv(t)
-	a := env.project(t, []refEvent{fev("ada", "A", mar(1, 9))})
-	b := env.project(t, []refEvent{fev("bob", "A", mar(1, 9))})
+	a := env.project(t, []reference.Event{analysistest.Fev("ada", "A", analysistest.Mar(1, 9))})
+	b := env.project(t, []reference.Event{analysistest.Fev("bob", "A", analysistest.Mar(1, 9))})
 	_, body := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?distinct_id=bob", b.id), b.key, nil)
 	results, _ := body["results"].([]any)
 	if len(results) != 1 {
@@ -154,15 +131,15 @@ func TestPersonsRoutesKeepToTheirProject(t *testing.T) {
 
 	t.Run("events/values lists the values of the last week's events", func(t *testing.T) {
 		now := time.Now().UTC()
-		var recent []refEvent
+		var recent []reference.Event
 		for i, c := range []string{"red", "blue", "red", "green", "red", "blue"} {
-			e := fev(fmt.Sprintf("u%d", i), "recent", 0, "color", c)
+			e := analysistest.Fev(fmt.Sprintf("u%d", i), "recent", 0, "color", c)
 			e.At = now.Add(-time.Duration(i+1) * time.Hour)
 			recent = append(recent, e)
 		}
-		old := fev("u9", "recent", 0, "color", "mauve")
+		old := analysistest.Fev("u9", "recent", 0, "color", "mauve")
 		old.At = now.AddDate(0, 0, -9)
-		other := fev("u8", "elsewhere", 0, "color", "teal")
+		other := analysistest.Fev("u8", "elsewhere", 0, "color", "teal")
 		other.At = now.Add(-time.Hour)
 		p := env.project(t, append(recent, old, other))
 		st, values := callList(t, env, p, fmt.Sprintf("/api/projects/%d/events/values/?key=color&event=recent", p.id))

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // actorsOfURL reads every page of a people URL as raw actors.
@@ -51,12 +54,12 @@ func (p *funnelProject) actorsOfURL(t *testing.T, link string) (actors []map[str
 	return actors, count
 }
 
-// refLifecycleRoots is refLifecycle's people: per status, per bucket of
+// refLifecycleRoots is reference.Lifecycle's people: per status, per bucket of
 // [from, to], the persons (roots) in it.
-func refLifecycleRoots(all []refEvent, cal refCalendar, event string, from, to time.Time) map[string][]map[string]bool {
-	bounds := refBuckets(cal, "day", from, to)
+func refLifecycleRoots(all []reference.Event, cal reference.Calendar, event string, from, to time.Time) map[string][]map[string]bool {
+	bounds := reference.Buckets(cal, "day", from, to)
 	n := len(bounds) - 1
-	before := cal.add("day", bounds[0], -1)
+	before := cal.Add("day", bounds[0], -1)
 	withBefore := append([]time.Time{before}, bounds...)
 	out := map[string][]map[string]bool{}
 	for _, st := range []string{"new", "returning", "resurrecting", "dormant"} {
@@ -65,14 +68,14 @@ func refLifecycleRoots(all []refEvent, cal refCalendar, event string, from, to t
 			out[st][b] = map[string]bool{}
 		}
 	}
-	for root, evs := range refEventsByPerson(all) {
-		created := index(withBefore, evs[0].At)
+	for root, evs := range reference.EventsByPerson(all) {
+		created := reference.PeriodIndex(withBefore, evs[0].At)
 		if evs[0].At.Before(before) {
 			created = -1
 		}
 		active := map[int]bool{}
 		for _, e := range evs {
-			if k := index(withBefore, e.At); e.Event == event && k >= 0 {
+			if k := reference.PeriodIndex(withBefore, e.At); e.Event == event && k >= 0 {
 				active[k] = true
 			}
 		}
@@ -94,11 +97,11 @@ func refLifecycleRoots(all []refEvent, cal refCalendar, event string, from, to t
 
 func TestMorePeopleURLsListThePeopleCounted(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := periodEvents(6)
+	events := analysistest.PeriodEvents(6)
 	p := env.project(t, events)
-	cal := p.calendar(t, "America/New_York", 1)
-	byPerson := refEventsByPerson(events)
-	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, cal.loc) }
+	cal := analysistest.SetCalendar(t, p, "America/New_York", 1)
+	byPerson := reference.EventsByPerson(events)
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, cal.Loc) }
 	// didOn are the persons who did event in [from, to).
 	didOn := func(event string, from, to time.Time) map[string]bool {
 		roots := map[string]bool{}
@@ -211,11 +214,11 @@ func TestUniqueSessionPeopleAreSessions(t *testing.T) {
 	env := newFunnelEnv(t)
 	session := func() string { return uuid.Must(uuid.NewV7()).String() }
 	s1, s2, s3 := session(), session(), session()
-	ev := func(who, sid string, d time.Duration) refEvent {
-		return fev(who, "A", d, "$session_id", sid)
+	ev := func(who, sid string, d time.Duration) reference.Event {
+		return analysistest.Fev(who, "A", d, "$session_id", sid)
 	}
-	events := []refEvent{ev("u1", s1, mar(2, 10)), ev("u1", s1, mar(2, 11)), ev("u1", s2, mar(2, 20)), ev("u2", s3, mar(2, 12)),
-		ev("u2", s3, mar(3, 1)), fev("u3", "A", mar(2, 13))}
+	events := []reference.Event{ev("u1", s1, analysistest.Mar(2, 10)), ev("u1", s1, analysistest.Mar(2, 11)), ev("u1", s2, analysistest.Mar(2, 20)), ev("u2", s3, analysistest.Mar(2, 12)),
+		ev("u2", s3, analysistest.Mar(3, 1)), analysistest.Fev("u3", "A", analysistest.Mar(2, 13))}
 	p := env.project(t, events)
 	var series []struct {
 		Data        []float64           `json:"data"`
@@ -293,10 +296,10 @@ func TestGroupActorsCarryTheirProperties(t *testing.T) {
 	actors, _ = p.actorsOfURL(t, urls[1]["url"])
 	check(t, "companies on 2 March", actors, 0, "acme", "beta", "gamma")
 
-	var steps []apiStep
-	f := funnelOf("ordered", "$pageview", "signup")
+	var steps []analysistest.APIStep
+	f := analysistest.FunnelOf("ordered", "$pageview", "signup")
 	f.GroupIndex = 1
-	p.result(t, "funnel", f.filter(nil), &steps)
+	p.result(t, "funnel", f.Filter(nil), &steps)
 	header, rows := p.exportCSV(t, steps[1].ConvertedURL.(string))
 	if strings.Join(header, ",") != "id,group_key,group_type_index,group_properties,created_at,type" || len(rows) != 2 {
 		t.Fatalf("csv %v %v", header, rows)

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // follow reads every page of a people URL: the people's distinct ids
@@ -60,8 +63,8 @@ func (p *funnelProject) follow(t *testing.T, link string) (people []string, coun
 
 // personKeys names reference persons (root distinct ids) as follow does:
 // each person's distinct ids, sorted and joined.
-func personKeys(all []refEvent, roots map[string]bool) []string {
-	personOf, _ := refIdentities(all)
+func personKeys(all []reference.Event, roots map[string]bool) []string {
+	personOf, _ := reference.Identities(all)
 	ids := map[string][]string{}
 	for _, e := range all {
 		root := personOf(e.DistinctID)
@@ -100,11 +103,11 @@ func samePeople(t *testing.T, what string, got []string, count, shown int, want 
 
 func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := periodEvents(5)
+	events := analysistest.PeriodEvents(5)
 	p := env.project(t, events)
-	cal := p.calendar(t, "America/New_York", 1)
-	byPerson := refEventsByPerson(events)
-	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, cal.loc) }
+	cal := analysistest.SetCalendar(t, p, "America/New_York", 1)
+	byPerson := reference.EventsByPerson(events)
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, cal.Loc) }
 
 	t.Run("each trend point of daily active persons, by browser", func(t *testing.T) {
 		var series []struct {
@@ -124,12 +127,12 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 				roots := map[string]bool{}
 				for root, evs := range byPerson {
 					for _, e := range evs {
-						v := refString(e.Props["browser"])
+						v := reference.String(e.Props["browser"])
 						if v == "" {
-							v = refNull
+							v = reference.Null
 						}
 						if !top[v] {
-							v = refOther
+							v = reference.Other
 						}
 						if e.Event == "A" && v == s.BreakdownValue && !e.At.Before(day(1+k)) && e.At.Before(day(2+k)) {
 							roots[root] = true
@@ -147,11 +150,11 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 	})
 
 	t.Run("each funnel step and drop-off", func(t *testing.T) {
-		f := funnelOf("ordered", "A", "B", "X").hours(48)
-		f.DateFrom, f.DateTo, f.Loc = "2026-02-20", "2026-03-12", cal.loc
-		var steps []apiStep
-		p.result(t, "funnel", f.filter(nil), &steps)
-		persons := f.persons(events)
+		f := analysistest.FunnelOf("ordered", "A", "B", "X").Hours(48)
+		f.DateFrom, f.DateTo, f.Loc = "2026-02-20", "2026-03-12", cal.Loc
+		var steps []analysistest.APIStep
+		p.result(t, "funnel", f.Filter(nil), &steps)
+		persons := f.Persons(events)
 		for i, st := range steps {
 			for _, drop := range []bool{false, true} {
 				link := st.ConvertedURL
@@ -163,7 +166,7 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 				}
 				roots := map[string]bool{}
 				for _, rp := range persons {
-					if (!drop && rp.level() >= i+1) || (drop && rp.level() == i) {
+					if (!drop && rp.Level() >= i+1) || (drop && rp.Level() == i) {
 						roots[rp.ID] = true
 					}
 				}
@@ -181,9 +184,9 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 	})
 
 	t.Run("each point of funnel trends: its converted and dropped people make its rate", func(t *testing.T) {
-		f := funnelOf("ordered", "A", "B").hours(48)
-		f.DateFrom, f.DateTo, f.Loc = "2026-03-01", "2026-03-08", cal.loc
-		filter := f.filter(map[string]any{"funnel_viz_type": "trends"})
+		f := analysistest.FunnelOf("ordered", "A", "B").Hours(48)
+		f.DateFrom, f.DateTo, f.Loc = "2026-03-01", "2026-03-08", cal.Loc
+		filter := f.Filter(map[string]any{"funnel_viz_type": "trends"})
 		var trends []struct {
 			Data []float64 `json:"data"`
 			Days []string  `json:"days"`
@@ -202,7 +205,7 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 			if len(converted)+len(dropped) > 0 {
 				rate = 100 * float64(len(converted)) / float64(len(converted)+len(dropped))
 			}
-			if c1 != len(converted) || c2 != len(dropped) || !closeTo(rate, trends[0].Data[i]) {
+			if c1 != len(converted) || c2 != len(dropped) || !analysistest.CloseTo(rate, trends[0].Data[i]) {
 				t.Fatalf("%s: %d converted, %d dropped, rate %v shown", day, len(converted), len(dropped), trends[0].Data[i])
 			}
 			people += len(converted) + len(dropped)
@@ -221,15 +224,15 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 		}
 		p.result(t, "retention", map[string]any{"target_entity": map[string]any{"id": "A"}, "returning_entity": map[string]any{"id": "B"},
 			"total_intervals": 6, "date_to": "2026-03-08"}, &rows)
-		bounds := cal.periods("day", day(3), 6)
+		bounds := cal.Periods("day", day(3), 6)
 		for k, row := range rows {
 			for j, cell := range row.Values {
 				roots := map[string]bool{}
 				for root, evs := range byPerson {
 					cohort, returned := false, j == 0
 					for _, e := range evs {
-						cohort = cohort || e.Event == "A" && index(bounds, e.At) == k
-						returned = returned || e.Event == "B" && index(bounds, e.At) == k+j
+						cohort = cohort || e.Event == "A" && reference.PeriodIndex(bounds, e.At) == k
+						returned = returned || e.Event == "B" && reference.PeriodIndex(bounds, e.At) == k+j
 					}
 					if cohort && returned {
 						roots[root] = true
@@ -249,13 +252,13 @@ func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
 		}
 		body["insight"] = "STICKINESS"
 		p.result(t, "trend", body, &sticky)
-		bounds := refBuckets(cal, "day", day(1), day(11).Add(-time.Microsecond))
+		bounds := reference.Buckets(cal, "day", day(1), day(11).Add(-time.Microsecond))
 		for k, u := range sticky[0].PersonsURLs {
 			roots := map[string]bool{}
 			for root, evs := range byPerson {
 				active := map[int]bool{}
 				for _, e := range evs {
-					if i := index(bounds, e.At); e.Event == "A" && i >= 0 {
+					if i := reference.PeriodIndex(bounds, e.At); e.Event == "A" && i >= 0 {
 						active[i] = true
 					}
 				}

@@ -52,7 +52,7 @@ func (f *fixture) key(t *testing.T, email string, scopes ...string) string {
 }
 
 // call sends a request with a Bearer key (if any) and a JSON body (if any).
-func call(t *testing.T, h http.Handler, method, path, key string, body any) (int, map[string]any) {
+func call(t testing.TB, h http.Handler, method, path, key string, body any) (int, map[string]any) {
 	t.Helper()
 	var r *http.Request
 	if body != nil {

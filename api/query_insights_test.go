@@ -69,7 +69,7 @@ func TestSavedInsightsWithAQueryNodeCompute(t *testing.T) {
 			for k, v := range node.Params {
 				legacy[k] = v
 			}
-			code, want := p.ask(t, "POST", routes[node.Kind], legacy)
+			code, want := p.Ask(t, "POST", routes[node.Kind], legacy)
 			if code != 200 || string(want["result"]) != string(got["result"]) {
 				t.Fatalf("insight result %s\nlegacy %d %s", got["result"], code, want["result"])
 			}

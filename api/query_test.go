@@ -9,23 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insightd/insightd/api/analysis/analysistest"
 	"github.com/insightd/insightd/metadata"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // queryEvents are the known data of the query API's tests: four users
 // over the first week of March 2026.
-func queryEvents() []refEvent {
-	var out []refEvent
+func queryEvents() []reference.Event {
+	var out []reference.Event
 	for i, who := range []string{"u1", "u2", "u3", "u4"} {
 		browser := "Chrome"
 		if i%2 == 1 {
 			browser = "Safari"
 		}
 		for d := 0; d <= i; d++ {
-			out = append(out, fev(who, "$pageview", time.Duration(d)*24*time.Hour, "$browser", browser, "plan", "pro"))
+			out = append(out, analysistest.Fev(who, "$pageview", time.Duration(d)*24*time.Hour, "$browser", browser, "plan", "pro"))
 		}
 		if i < 3 {
-			out = append(out, fev(who, "signup", time.Hour, "$browser", browser))
+			out = append(out, analysistest.Fev(who, "signup", time.Hour, "$browser", browser))
 		}
 	}
 	return out
@@ -93,7 +95,7 @@ func TestInsightNodesAnswerAsTheirLegacyRequests(t *testing.T) {
 			`{"insight": "LIFECYCLE", "events": [{"id": "$pageview", "type": "events", "order": 0}], ` + lr + `, "interval": "day"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, legacy := p.ask(t, "POST", tc.route, js(t, tc.legacy))
+			code, legacy := p.Ask(t, "POST", tc.route, js(t, tc.legacy))
 			if code != 200 {
 				t.Fatalf("legacy: %d %s", code, mustJSON(t, legacy))
 			}
@@ -153,7 +155,7 @@ func TestInsightNodesRefuseWhatTheyCannotHonour(t *testing.T) {
 func TestHogQLQueriesOnKnownData(t *testing.T) {
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
-	other := env.project(t, []refEvent{fev("x1", "$pageview", 0, "$browser", "Chrome"), fev("x2", "signup", 0)})
+	other := env.project(t, []reference.Event{analysistest.Fev("x1", "$pageview", 0, "$browser", "Chrome"), analysistest.Fev("x2", "signup", 0)})
 	hog := func(t *testing.T, q string, values map[string]any) (int, map[string]json.RawMessage) {
 		t.Helper()
 		return p.query(t, map[string]any{"kind": "HogQLQuery", "query": q, "values": values})
@@ -241,7 +243,7 @@ func TestHogQLQueriesOnKnownData(t *testing.T) {
 	}
 }
 
-// EventsQuery lists events with HogQL columns and conditions; the
+// EventsQuery lists events with HogQL columns and reference.Conditions; the
 // environments alias answers the same; the scope is query:read.
 func TestEventsQueryAliasAndScope(t *testing.T) {
 	env := newFunnelEnv(t)
@@ -275,7 +277,7 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 	if code, body := p.query(t, agg); code != 200 || string(body["results"]) != `[["$pageview",10],["signup",3]]` {
 		t.Errorf("after all: %d %s", code, mustJSON(t, body))
 	}
-	// Person conditions (a test-account filter on email, the usual one)
+	// Person reference.Conditions (a test-account filter on email, the usual one)
 	// read the event's person as person.properties does. The PATCH of a
 	// person's properties is a $set event of theirs, as PostHog's is.
 	st, people := call(t, env.h, "GET", fmt.Sprintf("/api/projects/%d/persons/?distinct_id=u4", p.id), p.key, nil)
@@ -325,8 +327,8 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 // counted both whole days.)
 func TestExplicitDatesReadTheDatesAsSent(t *testing.T) {
 	env := newFunnelEnv(t)
-	p := env.project(t, []refEvent{fev("u1", "$pageview", mar(1, 10)), fev("u1", "$pageview", mar(1, 14)),
-		fev("u2", "$pageview", mar(2, 5)), fev("u2", "$pageview", mar(2, 8))})
+	p := env.project(t, []reference.Event{analysistest.Fev("u1", "$pageview", analysistest.Mar(1, 10)), analysistest.Fev("u1", "$pageview", analysistest.Mar(1, 14)),
+		analysistest.Fev("u2", "$pageview", analysistest.Mar(2, 5)), analysistest.Fev("u2", "$pageview", analysistest.Mar(2, 8))})
 	node := func(explicit bool) map[string]any {
 		return map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}},
 			"interval": "day", "trendsFilter": map[string]any{"display": "ActionsTable"},

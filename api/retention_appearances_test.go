@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // followAppearances reads every page of a retention people URL: each
@@ -62,19 +65,19 @@ func (p *funnelProject) followAppearances(t *testing.T, link string) (map[string
 
 func TestRetentionPeopleCarryTheirAppearances(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := periodEvents(6)
+	events := analysistest.PeriodEvents(6)
 	p := env.project(t, events)
-	cal := p.calendar(t, "America/New_York", 1)
-	at := func(d, hour int) time.Time { return time.Date(2026, 3, d, hour, 30, 0, 0, cal.loc) }
+	cal := analysistest.SetCalendar(t, p, "America/New_York", 1)
+	at := func(d, hour int) time.Time { return time.Date(2026, 3, d, hour, 30, 0, 0, cal.Loc) }
 	keys := map[string]string{} // reference person -> distinct ids as follow names them
-	personOf, _ := refIdentities(events)
+	personOf, _ := reference.Identities(events)
 	for _, e := range events {
 		root := personOf(e.DistinctID)
 		if _, ok := keys[root]; !ok {
 			keys[root] = personKeys(events, map[string]bool{root: true})[0]
 		}
 	}
-	for name, r := range map[string]refRetention{
+	for name, r := range map[string]reference.Retention{
 		"recurring daily":            {Target: "A", Returning: "B", Period: "day", Intervals: 8, DateTo: at(10, 12)},
 		"first time weekly":          {Target: "A", Returning: "A", Period: "week", Intervals: 3, DateTo: at(12, 12), FirstTime: true},
 		"by browser":                 {Target: "A", Returning: "A", Period: "day", Intervals: 6, DateTo: at(9, 12), Breakdown: "browser"},
@@ -86,7 +89,7 @@ func TestRetentionPeopleCarryTheirAppearances(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			body := map[string]any{"target_entity": map[string]any{"id": r.Target}, "returning_entity": map[string]any{"id": r.Returning},
-				"period": r.Period, "total_intervals": r.Intervals, "date_to": r.DateTo.In(cal.loc).Format("2006-01-02T15:04:05")}
+				"period": r.Period, "total_intervals": r.Intervals, "date_to": r.DateTo.In(cal.Loc).Format("2006-01-02T15:04:05")}
 			if r.FirstTime {
 				body["retention_type"] = "retention_first_time"
 			}
@@ -106,7 +109,7 @@ func TestRetentionPeopleCarryTheirAppearances(t *testing.T) {
 			}
 			p.result(t, "retention", body, &rows)
 			want := map[string]map[string][]int{} // value/k -> person -> appearances
-			members := r.members(events, cal)
+			members := r.Members(events, cal)
 			folded := foldValues(members, r.Limit)
 			for _, m := range members {
 				m.Value = folded[m.Value]
@@ -170,7 +173,7 @@ func TestRetentionPeopleCarryTheirAppearances(t *testing.T) {
 // foldValues maps each breakdown value of members to itself, or past the
 // top limit values by cohort memberships (then by value) to the other
 // value; limit 0 keeps every value.
-func foldValues(members []refMember, limit int) map[string]string {
+func foldValues(members []reference.Member, limit int) map[string]string {
 	volume := map[string]int{}
 	for _, m := range members {
 		volume[m.Value]++
@@ -189,7 +192,7 @@ func foldValues(members []refMember, limit int) map[string]string {
 	for i, v := range values {
 		out[v] = v
 		if limit > 0 && i >= limit {
-			out[v] = refOther
+			out[v] = reference.Other
 		}
 	}
 	return out

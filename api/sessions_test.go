@@ -5,18 +5,21 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // TestSessionPropertiesReadWholeSessions: worked examples of session
-// conditions and breakdowns, with a session crossing midnight and the
+// reference.Conditions and breakdowns, with a session crossing midnight and the
 // range's edge, read whole.
 func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 	env := newFunnelEnv(t)
-	pv := func(who, session, url string, d int, hour, minute int) refEvent {
-		e := fev(who, "$pageview", mar(d, hour)+time.Duration(minute)*mi, "$session_id", session, "$current_url", url)
+	pv := func(who, session, url string, d int, hour, minute int) reference.Event {
+		e := analysistest.Fev(who, "$pageview", analysistest.Mar(d, hour)+time.Duration(minute)*mi, "$session_id", session, "$current_url", url)
 		return e
 	}
-	events := []refEvent{
+	events := []reference.Event{
 		// s1 starts on 1 March and ends on 2 March: 30 minutes, entered on /a.
 		pv("u1", "s1", "/a", 1, 23, 50), pv("u1", "s1", "/b", 2, 0, 10), pv("u1", "s1", "/c", 2, 0, 20),
 		// s2: one event on 2 March, entered and left on /b.
@@ -24,7 +27,7 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 		// s3: 2 March, 5 minutes, entered on /a.
 		pv("u3", "s3", "/a", 2, 12, 0), pv("u3", "s3", "/c", 2, 12, 5),
 		// An event without a session.
-		fev("u4", "$pageview", mar(2, 13), "$current_url", "/a"),
+		analysistest.Fev("u4", "$pageview", analysistest.Mar(2, 13), "$current_url", "/a"),
 	}
 	p := env.project(t, events)
 	trend := func(extra map[string]any) map[string]float64 {
@@ -53,11 +56,11 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 		want  map[string]float64
 	}{
 		"by entry URL, the session begun the day before keeps its entry": {map[string]any{"breakdown": "$entry_current_url", "breakdown_type": "session"},
-			map[string]float64{"/a": 4, "/b": 1, refNull: 1}},
+			map[string]float64{"/a": 4, "/b": 1, reference.Null: 1}},
 		"by exit URL": {map[string]any{"breakdown": "$exit_current_url", "breakdown_type": "session"},
-			map[string]float64{"/c": 4, "/b": 1, refNull: 1}},
+			map[string]float64{"/c": 4, "/b": 1, reference.Null: 1}},
 		"by duration in seconds": {map[string]any{"breakdown": "$session_duration", "breakdown_type": "session"},
-			map[string]float64{"1800": 2, "300": 2, "0": 1, refNull: 1}},
+			map[string]float64{"1800": 2, "300": 2, "0": 1, reference.Null: 1}},
 		"sessions longer than 10 minutes": {map[string]any{"properties": []any{map[string]any{"key": "$session_duration", "value": 600,
 			"operator": "gt", "type": "session"}}}, map[string]float64{"": 2}},
 		"sessions of at most 2 pageviews": {map[string]any{"properties": []any{map[string]any{"key": "$pageview_count", "value": 2,
@@ -108,9 +111,9 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 			"properties": []any{map[string]any{"key": "x", "value": 1, "type": "session"}}}, "properties")
 	})
 	t.Run("a funnel of sessions entered on /a", func(t *testing.T) {
-		f := funnelOf("ordered", "$pageview", "$pageview").hours(24)
-		var steps []apiStep
-		p.result(t, "funnel", f.filter(map[string]any{"properties": []any{map[string]any{"key": "$entry_current_url", "value": "/a", "type": "session"}}}), &steps)
+		f := analysistest.FunnelOf("ordered", "$pageview", "$pageview").Hours(24)
+		var steps []analysistest.APIStep
+		p.result(t, "funnel", f.Filter(map[string]any{"properties": []any{map[string]any{"key": "$entry_current_url", "value": "/a", "type": "session"}}}), &steps)
 		if got := fmt.Sprint(*steps[0].Count, *steps[1].Count); got != "2 2" {
 			t.Fatalf("steps %s", got)
 		}
@@ -121,18 +124,18 @@ func TestSessionPropertiesReadWholeSessions(t *testing.T) {
 // breakdowns (trends and funnels), URL normalisation and histogram bins.
 func TestBreakdownsByListsURLsAndBins(t *testing.T) {
 	env := newFunnelEnv(t)
-	var events []refEvent
+	var events []reference.Event
 	for i, spec := range []struct{ who, browser, os, url string }{
 		{"u1", "Chrome", "Mac", "/a/"}, {"u2", "Chrome", "Mac", "/a?"}, {"u3", "Chrome", "Windows", "/a"},
 		{"u4", "Safari", "Mac", "/"}, {"u5", "Safari", "", "/b#"}, {"u6", "Firefox", "Linux", "/b"},
 	} {
-		events = append(events, fev(spec.who, "A", mar(2, 9)+time.Duration(i)*mi, "browser", spec.browser, "os", spec.os, "$current_url", spec.url))
+		events = append(events, analysistest.Fev(spec.who, "A", analysistest.Mar(2, 9)+time.Duration(i)*mi, "browser", spec.browser, "os", spec.os, "$current_url", spec.url))
 		if spec.who != "u6" {
-			events = append(events, fev(spec.who, "B", mar(2, 10)+time.Duration(i)*mi))
+			events = append(events, analysistest.Fev(spec.who, "B", analysistest.Mar(2, 10)+time.Duration(i)*mi))
 		}
 	}
 	for i := 1; i <= 10; i++ {
-		events = append(events, fev("v", "price", mar(3, 9)+time.Duration(i)*mi, "amount", fmt.Sprint(i)))
+		events = append(events, analysistest.Fev("v", "price", analysistest.Mar(3, 9)+time.Duration(i)*mi, "amount", fmt.Sprint(i)))
 	}
 	p := env.project(t, events)
 	table := func(extra map[string]any) map[string]float64 {
@@ -154,7 +157,7 @@ func TestBreakdownsByListsURLsAndBins(t *testing.T) {
 	}
 	t.Run("by browser and os: one series per pair, the value the list", func(t *testing.T) {
 		got := table(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}}})
-		want := map[string]float64{"A - Chrome::Mac": 2, "A - Chrome::Windows": 1, "A - Safari::Mac": 1, "A - Safari::" + refNull: 1, "A - Firefox::Linux": 1}
+		want := map[string]float64{"A - Chrome::Mac": 2, "A - Chrome::Windows": 1, "A - Safari::Mac": 1, "A - Safari::" + reference.Null: 1, "A - Firefox::Linux": 1}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v\nwant %v", got, want)
 		}
@@ -181,14 +184,14 @@ func TestBreakdownsByListsURLsAndBins(t *testing.T) {
 		}
 	})
 	t.Run("a funnel by browser and os", func(t *testing.T) {
-		f := funnelOf("ordered", "A", "B").hours(24)
-		var lists [][]apiStep
-		p.result(t, "funnel", f.filter(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}}}), &lists)
+		f := analysistest.FunnelOf("ordered", "A", "B").Hours(24)
+		var lists [][]analysistest.APIStep
+		p.result(t, "funnel", f.Filter(map[string]any{"breakdowns": []any{map[string]any{"property": "browser"}, map[string]any{"property": "os"}}}), &lists)
 		got := map[string]string{}
 		for _, steps := range lists {
 			got[fmt.Sprint(steps[0].BreakdownValue)] = fmt.Sprint(*steps[0].Count, *steps[1].Count)
 		}
-		want := map[string]string{"[Chrome Mac]": "2 2", "[Chrome Windows]": "1 1", "[Safari Mac]": "1 1", "[Safari " + refNull + "]": "1 1", "[Firefox Linux]": "1 0"}
+		want := map[string]string{"[Chrome Mac]": "2 2", "[Chrome Windows]": "1 1", "[Safari Mac]": "1 1", "[Safari " + reference.Null + "]": "1 1", "[Firefox Linux]": "1 0"}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v", got)
 		}
@@ -199,7 +202,7 @@ func TestBreakdownsByListsURLsAndBins(t *testing.T) {
 			map[string]any{"property": "c"}, map[string]any{"property": "d"}}}, "breakdowns")
 		p.wantInvalid(t, "trend", map[string]any{"events": ev, "breakdowns": []any{map[string]any{"type": "event"}}}, "breakdowns")
 		p.wantInvalid(t, "trend", map[string]any{"events": ev, "breakdown": "x", "breakdown_histogram_bin_count": 1000}, "breakdown_histogram_bin_count")
-		p.wantInvalid(t, "funnel", funnelOf("ordered", "A", "B").filter(map[string]any{"breakdown": "x", "breakdown_histogram_bin_count": 3}), "breakdown_histogram_bin_count")
+		p.wantInvalid(t, "funnel", analysistest.FunnelOf("ordered", "A", "B").Filter(map[string]any{"breakdown": "x", "breakdown_histogram_bin_count": 3}), "breakdown_histogram_bin_count")
 		p.wantInvalid(t, "retention", map[string]any{"breakdowns": []any{map[string]any{"property": "a"}}}, "breakdowns")
 	})
 }

@@ -1,4 +1,4 @@
-package api
+package analysis_test
 
 // Stickiness worked by hand: the range's edges, several entities, compare,
 // groups (unique_group and aggregation_group_type_index), and the hour
@@ -8,16 +8,10 @@ import (
 	"reflect"
 	"testing"
 	"time"
-)
 
-type apiStickiness struct {
-	Label        string    `json:"label"`
-	Count        float64   `json:"count"`
-	Data         []float64 `json:"data"`
-	Days         []int     `json:"days"`
-	Labels       []string  `json:"labels"`
-	CompareLabel string    `json:"compare_label"`
-}
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
+)
 
 func TestStickinessByHand(t *testing.T) {
 	env := newFunnelEnv(t)
@@ -29,27 +23,27 @@ func TestStickinessByHand(t *testing.T) {
 		}
 		return kv
 	}
-	p := env.project(t, []refEvent{
-		fev("s5", "A", mar(-1, 9)), fev("s5", "A", mar(0, 9)), // 27 and 28 February
-		fev("s2", "A", mar(2, 0)-sec), fev("s2", "A", mar(3, 12)), fev("s2", "A", mar(5, 0)),
-		fev("s1", "A", mar(2, 0)), fev("s1", "A", mar(5, 0)-sec), fev("s1", "B", mar(4, 9)),
-		fev("s3", "A", mar(2, 10)), fev("s3", "A", mar(2, 11)), fev("s3", "A", mar(3, 10)), fev("s3", "A", mar(4, 10)),
-		fev("s4", "B", mar(2, 10)), fev("s4", "B", mar(3, 10)),
-		fev("g1", "A", mar(2, 10), org("o1", "t1")...), fev("g1", "A", mar(3, 10), org("o1", "t2")...),
-		fev("g2", "A", mar(3, 11), org("o1", "t1")...), fev("g2", "A", mar(4, 11), org("o2", "t1")...),
-		fev("g3", "A", mar(4, 12), org("o3", "")...),
+	p := env.project(t, []reference.Event{
+		analysistest.Fev("s5", "A", analysistest.Mar(-1, 9)), analysistest.Fev("s5", "A", analysistest.Mar(0, 9)), // 27 and 28 February
+		analysistest.Fev("s2", "A", analysistest.Mar(2, 0)-sec), analysistest.Fev("s2", "A", analysistest.Mar(3, 12)), analysistest.Fev("s2", "A", analysistest.Mar(5, 0)),
+		analysistest.Fev("s1", "A", analysistest.Mar(2, 0)), analysistest.Fev("s1", "A", analysistest.Mar(5, 0)-sec), analysistest.Fev("s1", "B", analysistest.Mar(4, 9)),
+		analysistest.Fev("s3", "A", analysistest.Mar(2, 10)), analysistest.Fev("s3", "A", analysistest.Mar(2, 11)), analysistest.Fev("s3", "A", analysistest.Mar(3, 10)), analysistest.Fev("s3", "A", analysistest.Mar(4, 10)),
+		analysistest.Fev("s4", "B", analysistest.Mar(2, 10)), analysistest.Fev("s4", "B", analysistest.Mar(3, 10)),
+		analysistest.Fev("g1", "A", analysistest.Mar(2, 10), org("o1", "t1")...), analysistest.Fev("g1", "A", analysistest.Mar(3, 10), org("o1", "t2")...),
+		analysistest.Fev("g2", "A", analysistest.Mar(3, 11), org("o1", "t1")...), analysistest.Fev("g2", "A", analysistest.Mar(4, 11), org("o2", "t1")...),
+		analysistest.Fev("g3", "A", analysistest.Mar(4, 12), org("o3", "")...),
 	})
-	ask := func(body map[string]any) []apiStickiness {
+	ask := func(body map[string]any) []analysistest.APIStickiness {
 		t.Helper()
 		body["insight"] = "STICKINESS"
 		if body["date_from"] == nil {
 			body["date_from"], body["date_to"] = "2026-03-02", "2026-03-04"
 		}
-		var got []apiStickiness
+		var got []analysistest.APIStickiness
 		p.result(t, "trend", body, &got)
 		return got
 	}
-	data := func(ss []apiStickiness) [][]float64 {
+	data := func(ss []analysistest.APIStickiness) [][]float64 {
 		var out [][]float64
 		for _, s := range ss {
 			sum := 0.0
@@ -109,22 +103,24 @@ func TestStickinessByHand(t *testing.T) {
 // up to date_to.
 func TestStickinessCountsTheHoursOfADSTChange(t *testing.T) {
 	env := newFunnelEnv(t)
-	utc := func(h, m int) time.Duration { return time.Date(2026, 3, 8, h, m, 0, 0, time.UTC).Sub(fday) }
-	p := env.project(t, []refEvent{
+	utc := func(h, m int) time.Duration {
+		return time.Date(2026, 3, 8, h, m, 0, 0, time.UTC).Sub(analysistest.Fday)
+	}
+	p := env.project(t, []reference.Event{
 		// d1: 00:30 EST, 01:59 EST, 03:00 EDT: 3 hours.
-		fev("d1", "A", utc(5, 30)), fev("d1", "A", utc(6, 59)), fev("d1", "A", utc(7, 0)),
+		analysistest.Fev("d1", "A", utc(5, 30)), analysistest.Fev("d1", "A", utc(6, 59)), analysistest.Fev("d1", "A", utc(7, 0)),
 		// d2: 01:10 and 01:50 EST, one hour.
-		fev("d2", "A", utc(6, 10)), fev("d2", "A", utc(6, 50)),
+		analysistest.Fev("d2", "A", utc(6, 10)), analysistest.Fev("d2", "A", utc(6, 50)),
 		// d3: 03:59 EDT; 23:59 EST on 7 March and 04:30 EDT are outside
 		// (date_to is the instant 04:00 with hours): 1 hour.
-		fev("d3", "A", utc(7, 59)), fev("d3", "A", utc(4, 59)), fev("d3", "A", utc(8, 30)),
+		analysistest.Fev("d3", "A", utc(7, 59)), analysistest.Fev("d3", "A", utc(4, 59)), analysistest.Fev("d3", "A", utc(8, 30)),
 		// d4: every hour, on the hour, 04:00 EDT being date_to: 4 hours.
-		fev("d4", "A", utc(5, 0)), fev("d4", "A", utc(6, 0)), fev("d4", "A", utc(7, 0)), fev("d4", "A", utc(8, 0)),
+		analysistest.Fev("d4", "A", utc(5, 0)), analysistest.Fev("d4", "A", utc(6, 0)), analysistest.Fev("d4", "A", utc(7, 0)), analysistest.Fev("d4", "A", utc(8, 0)),
 		// After the range (05:00 EDT).
-		fev("d4", "A", utc(9, 0)),
+		analysistest.Fev("d4", "A", utc(9, 0)),
 	})
-	p.calendar(t, "America/New_York", 0)
-	var got []apiStickiness
+	analysistest.SetCalendar(t, p, "America/New_York", 0)
+	var got []analysistest.APIStickiness
 	p.result(t, "trend", map[string]any{"insight": "STICKINESS", "events": []any{map[string]any{"id": "A"}}, "interval": "hour",
 		"date_from": "2026-03-08T00:00:00", "date_to": "2026-03-08T04:00:00"}, &got)
 	if len(got) != 1 || !reflect.DeepEqual(got[0].Data, []float64{2, 0, 1, 1}) ||

@@ -1,4 +1,4 @@
-package api
+package analysis_test
 
 // Retention and lifecycle with filters (properties, the project's test
 // account filters, entity properties), groups, and retention past 64
@@ -7,48 +7,52 @@ package api
 
 import (
 	"fmt"
-	"net/http"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // notFree is the project's test account filters in these tests: persons
 // whose plan is free are test accounts (a person without a plan is not).
 var notFree = []any{map[string]any{"key": "plan", "value": "free", "operator": "is_not", "type": "person"}}
 
-func keepNotFree(_ refEvent, person map[string]any) bool { return refString(person["plan"]) != "free" }
+func keepNotFree(_ reference.Event, person map[string]any) bool {
+	return reference.String(person["plan"]) != "free"
+}
 
 // testAccounts sets the project's test_account_filters.
 func (p *funnelProject) testAccounts(t *testing.T, filters []any) {
 	t.Helper()
-	st, out := call(t, p.env.h, "PATCH", fmt.Sprintf("/api/organizations/%s/projects/%d/", p.org, p.id), p.key,
-		map[string]any{"test_account_filters": filters})
-	if st != http.StatusOK {
-		t.Fatalf("%d %v", st, out)
-	}
+	p.Set(t, map[string]any{"test_account_filters": filters})
 }
 
 // filteredRetentionCases are the cases with filters and those past 64
 // intervals, at(d, hour) being 30 minutes past that hour of March d.
-func filteredRetentionCases(at func(d, hour int) time.Time) map[string]refRetention {
+func filteredRetentionCases(at func(d, hour int) time.Time) map[string]reference.Retention {
 	// Global properties: the event's browser is Chrome or Firefox, and
 	// its person's plan is not pro (a person without a plan passes).
 	properties := map[string]any{"properties": []any{
 		map[string]any{"key": "browser", "value": []any{"Chrome", "Firefox"}, "type": "event"},
 		map[string]any{"key": "plan", "value": "pro", "operator": "is_not", "type": "person"}}}
-	keepProps := func(e refEvent, person map[string]any) bool {
-		b := refString(e.Props["browser"])
-		return (b == "Chrome" || b == "Firefox") && refString(person["plan"]) != "pro"
+	keepProps := func(e reference.Event, person map[string]any) bool {
+		b := reference.String(e.Props["browser"])
+		return (b == "Chrome" || b == "Firefox") && reference.String(person["plan"]) != "pro"
 	}
-	chrome := func(e refEvent, _ map[string]any) bool { return refString(e.Props["browser"]) == "Chrome" }
-	notSafari := func(e refEvent, _ map[string]any) bool { return refString(e.Props["browser"]) != "Safari" }
+	chrome := func(e reference.Event, _ map[string]any) bool {
+		return reference.String(e.Props["browser"]) == "Chrome"
+	}
+	notSafari := func(e reference.Event, _ map[string]any) bool {
+		return reference.String(e.Props["browser"]) != "Safari"
+	}
 	entities := map[string]any{
 		"target_entity":    map[string]any{"id": "A", "type": "events", "properties": []any{map[string]any{"key": "browser", "value": "Chrome"}}},
 		"returning_entity": map[string]any{"id": "A", "type": "events", "properties": []any{map[string]any{"key": "browser", "value": "Safari", "operator": "is_not"}}},
 	}
 	tests := map[string]any{"filter_test_accounts": true}
-	return map[string]refRetention{
+	return map[string]reference.Retention{
 		"properties": {Target: "A", Returning: "B", Period: "day", Intervals: 9, DateTo: at(10, 12), Keep: keepProps, Extra: properties},
 		"first time with properties": {Target: "A", Returning: "A", Period: "day", Intervals: 9, DateTo: at(10, 12), FirstTime: true,
 			Keep: keepProps, Extra: properties},
@@ -70,8 +74,8 @@ func filteredRetentionCases(at func(d, hour int) time.Time) map[string]refRetent
 // withGroups gives each event but $identify an organization ($group_1)
 // and most a team ($group_2), from its uuid: a group's events come from
 // several persons.
-func withGroups(events []refEvent) []refEvent {
-	out := make([]refEvent, len(events))
+func withGroups(events []reference.Event) []reference.Event {
+	out := make([]reference.Event, len(events))
 	for i, e := range events {
 		props := map[string]any{}
 		for k, v := range e.Props {
@@ -93,11 +97,11 @@ func withGroups(events []refEvent) []refEvent {
 // actor ("" for none), active says whether the event counts as activity
 // (the entity and the filters). An actor's creation is its earliest event
 // of any kind.
-func refLifecycleOf(all []refEvent, cal refCalendar, unit string, from, to time.Time, actorOf func(refEvent) string,
-	active func(refEvent) bool) map[string][]int {
-	bounds := refBuckets(cal, unit, from, to)
+func refLifecycleOf(all []reference.Event, cal reference.Calendar, unit string, from, to time.Time, actorOf func(reference.Event) string,
+	active func(reference.Event) bool) map[string][]int {
+	bounds := reference.Buckets(cal, unit, from, to)
 	n := len(bounds) - 1
-	before := cal.add(unit, bounds[0], -1)
+	before := cal.Add(unit, bounds[0], -1)
 	withBefore := append([]time.Time{before}, bounds...) // index 0: the bucket before
 	out := map[string][]int{}
 	for _, st := range []string{"new", "returning", "resurrecting", "dormant"} {
@@ -116,12 +120,12 @@ func refLifecycleOf(all []refEvent, cal refCalendar, unit string, from, to time.
 		if acts[a] == nil {
 			acts[a] = map[int]bool{}
 		}
-		if k := index(withBefore, e.At); k >= 0 && active(e) {
+		if k := reference.PeriodIndex(withBefore, e.At); k >= 0 && active(e) {
 			acts[a][k] = true
 		}
 	}
 	for a, act := range acts {
-		c := index(withBefore, created[a]) // -1 before the bucket before
+		c := reference.PeriodIndex(withBefore, created[a]) // -1 before the bucket before
 		for b := 1; b <= n; b++ {
 			switch {
 			case act[b] && b == c:
@@ -140,30 +144,32 @@ func refLifecycleOf(all []refEvent, cal refCalendar, unit string, from, to time.
 
 func TestLifecycleWithFiltersAndGroupsMatchesTheReference(t *testing.T) {
 	env := newFunnelEnv(t)
-	events := withGroups(periodEvents(5))
+	events := withGroups(analysistest.PeriodEvents(5))
 	p := env.project(t, events)
 	p.testAccounts(t, notFree)
-	personOf, props := refIdentities(events)
-	person := func(e refEvent) string { return personOf(e.DistinctID) }
-	group := func(k string) func(refEvent) string { return func(e refEvent) string { return refString(e.Props[k]) } }
-	isA := func(e refEvent) bool { return e.Event == "A" }
+	personOf, props := reference.Identities(events)
+	person := func(e reference.Event) string { return personOf(e.DistinctID) }
+	group := func(k string) func(reference.Event) string {
+		return func(e reference.Event) string { return reference.String(e.Props[k]) }
+	}
+	isA := func(e reference.Event) bool { return e.Event == "A" }
 	// The request's properties: not Safari, and the person's plan is not
 	// pro; the test accounts: the person's plan is not free.
 	props1 := []any{map[string]any{"key": "browser", "value": "Safari", "operator": "is_not"},
 		map[string]any{"key": "plan", "value": "pro", "operator": "is_not", "type": "person"}}
-	filtered := func(e refEvent) bool {
-		return isA(e) && refString(e.Props["browser"]) != "Safari" && refString(props[personOf(e.DistinctID)]["plan"]) != "pro"
+	filtered := func(e reference.Event) bool {
+		return isA(e) && reference.String(e.Props["browser"]) != "Safari" && reference.String(props[personOf(e.DistinctID)]["plan"]) != "pro"
 	}
-	chrome := func(e refEvent) bool { return isA(e) && refString(e.Props["browser"]) == "Chrome" }
-	notFreeA := func(e refEvent) bool { return isA(e) && keepNotFree(e, props[personOf(e.DistinctID)]) }
+	chrome := func(e reference.Event) bool { return isA(e) && reference.String(e.Props["browser"]) == "Chrome" }
+	notFreeA := func(e reference.Event) bool { return isA(e) && keepNotFree(e, props[personOf(e.DistinctID)]) }
 	entity := map[string]any{"id": "A"}
 	chromeEntity := map[string]any{"id": "A", "properties": []any{map[string]any{"key": "browser", "value": "Chrome"}}}
 	for _, c := range []struct {
 		tz   string
 		week int
 	}{{"UTC", 0}, {"America/New_York", 1}} {
-		cal := p.calendar(t, c.tz, c.week)
-		day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, cal.loc) }
+		cal := analysistest.SetCalendar(t, p, c.tz, c.week)
+		day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, cal.Loc) }
 		days := map[string]any{"date_from": "2026-03-01", "date_to": "2026-03-10"}
 		dayTo := day(11).Add(-time.Microsecond)
 		for _, tc := range []struct {
@@ -171,8 +177,8 @@ func TestLifecycleWithFiltersAndGroupsMatchesTheReference(t *testing.T) {
 			extra   map[string]any
 			unit    string
 			from    time.Time
-			actorOf func(refEvent) string
-			active  func(refEvent) bool
+			actorOf func(reference.Event) string
+			active  func(reference.Event) bool
 		}{
 			{"persons, properties", map[string]any{"properties": props1}, "day", day(1), person, filtered},
 			{"persons, test accounts", map[string]any{"filter_test_accounts": true}, "day", day(1), person, notFreeA},
@@ -180,7 +186,7 @@ func TestLifecycleWithFiltersAndGroupsMatchesTheReference(t *testing.T) {
 			{"organizations", map[string]any{"aggregation_group_type_index": 1}, "day", day(1), group("$group_1"), isA},
 			{"teams with properties", map[string]any{"aggregation_group_type_index": 2, "properties": props1}, "day", day(1),
 				group("$group_2"), filtered},
-			{"teams weekly", map[string]any{"aggregation_group_type_index": 2, "interval": "week"}, "week", cal.start("week", day(1)),
+			{"teams weekly", map[string]any{"aggregation_group_type_index": 2, "interval": "week"}, "week", cal.Start("week", day(1)),
 				group("$group_2"), isA},
 		} {
 			t.Run(fmt.Sprintf("%s week %d %s", c.tz, c.week, tc.name), func(t *testing.T) {
@@ -193,9 +199,9 @@ func TestLifecycleWithFiltersAndGroupsMatchesTheReference(t *testing.T) {
 				}
 				to := dayTo
 				if tc.unit == "week" {
-					to = cal.add("week", cal.start("week", day(10)), 1).Add(-time.Microsecond)
+					to = cal.Add("week", cal.Start("week", day(10)), 1).Add(-time.Microsecond)
 				}
-				var got []apiTrendSeries
+				var got []analysistest.APITrendSeries
 				p.result(t, "trend", body, &got)
 				want := refLifecycleOf(events, cal, tc.unit, tc.from, to, tc.actorOf, tc.active)
 				if len(got) != 4 {

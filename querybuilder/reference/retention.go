@@ -1,8 +1,8 @@
-package api
+package reference
 
 // A brute-force evaluator of retention, lifecycle and stickiness as
 // analytics.md defines them, written from the text with no SQL in sight:
-// the oracle the HTTP tests of those kinds compare the server with. It
+// the oracle the tests of those kinds compare the server with. It
 // walks each person's events in Go and favours being obviously right over
 // being fast.
 
@@ -11,54 +11,54 @@ import (
 	"time"
 )
 
-// refCalendar is the project's calendar: its timezone and week start.
-type refCalendar struct {
-	loc       *time.Location
-	weekStart time.Weekday
+// Calendar is the project's calendar: its timezone and week start.
+type Calendar struct {
+	Loc       *time.Location
+	WeekStart time.Weekday
 }
 
 // start is the start of the unit (hour, day, week, month) holding t.
-func (c refCalendar) start(unit string, t time.Time) time.Time {
-	t = t.In(c.loc)
+func (c Calendar) Start(unit string, t time.Time) time.Time {
+	t = t.In(c.Loc)
 	y, m, d := t.Date()
 	switch unit {
 	case "hour":
 		return t.Truncate(time.Minute).Add(-time.Duration(t.Minute()) * time.Minute)
 	case "week":
-		back := (int(t.Weekday()) - int(c.weekStart) + 7) % 7
-		return time.Date(y, m, d-back, 0, 0, 0, 0, c.loc)
+		back := (int(t.Weekday()) - int(c.WeekStart) + 7) % 7
+		return time.Date(y, m, d-back, 0, 0, 0, 0, c.Loc)
 	case "month":
-		return time.Date(y, m, 1, 0, 0, 0, 0, c.loc)
+		return time.Date(y, m, 1, 0, 0, 0, 0, c.Loc)
 	}
-	return time.Date(y, m, d, 0, 0, 0, 0, c.loc)
+	return time.Date(y, m, d, 0, 0, 0, 0, c.Loc)
 }
 
 // add moves a unit start n units: hours elapse, the others are calendar
 // units.
-func (c refCalendar) add(unit string, t time.Time, n int) time.Time {
-	y, m, d := t.In(c.loc).Date()
+func (c Calendar) Add(unit string, t time.Time, n int) time.Time {
+	y, m, d := t.In(c.Loc).Date()
 	switch unit {
 	case "hour":
 		return t.Add(time.Duration(n) * time.Hour)
 	case "week":
-		return time.Date(y, m, d+7*n, 0, 0, 0, 0, c.loc)
+		return time.Date(y, m, d+7*n, 0, 0, 0, 0, c.Loc)
 	case "month":
-		return time.Date(y, m+time.Month(n), 1, 0, 0, 0, 0, c.loc)
+		return time.Date(y, m+time.Month(n), 1, 0, 0, 0, 0, c.Loc)
 	}
-	return time.Date(y, m, d+n, 0, 0, 0, 0, c.loc)
+	return time.Date(y, m, d+n, 0, 0, 0, 0, c.Loc)
 }
 
 // periods are n consecutive unit starts from first, and the end.
-func (c refCalendar) periods(unit string, first time.Time, n int) []time.Time {
+func (c Calendar) Periods(unit string, first time.Time, n int) []time.Time {
 	out := []time.Time{first}
 	for len(out) <= n {
-		out = append(out, c.add(unit, out[len(out)-1], 1))
+		out = append(out, c.Add(unit, out[len(out)-1], 1))
 	}
 	return out
 }
 
-// index is the period of t among bounds (n periods, n+1 bounds), or -1.
-func index(bounds []time.Time, t time.Time) int {
+// PeriodIndex is the period of t among bounds (n periods, n+1 bounds), or -1.
+func PeriodIndex(bounds []time.Time, t time.Time) int {
 	for k := 0; k+1 < len(bounds); k++ {
 		if !t.Before(bounds[k]) && t.Before(bounds[k+1]) {
 			return k
@@ -67,11 +67,11 @@ func index(bounds []time.Time, t time.Time) int {
 	return -1
 }
 
-// refEventsByPerson groups events by person (merges resolved), each
+// EventsByPerson groups events by person (merges resolved), each
 // person's sorted by time, then uuid text.
-func refEventsByPerson(all []refEvent) map[string][]refEvent {
-	personOf, _ := refIdentities(all)
-	out := map[string][]refEvent{}
+func EventsByPerson(all []Event) map[string][]Event {
+	personOf, _ := Identities(all)
+	out := map[string][]Event{}
 	for _, e := range all {
 		p := personOf(e.DistinctID)
 		out[p] = append(out[p], e)
@@ -87,8 +87,8 @@ func refEventsByPerson(all []refEvent) map[string][]refEvent {
 	return out
 }
 
-// refRetention is a retention request as the reference reads it.
-type refRetention struct {
+// Retention is a retention request as the reference reads it.
+type Retention struct {
 	Target, Returning string
 	Period            string // hour, day, week, month
 	Intervals         int
@@ -103,43 +103,43 @@ type refRetention struct {
 	// events read are those it keeps, given the person's current
 	// properties; TargetKeep and ReturningKeep are the entities' own
 	// properties. Nil keeps every event. Extra is merged into the body.
-	Keep, TargetKeep, ReturningKeep func(e refEvent, person map[string]any) bool
+	Keep, TargetKeep, ReturningKeep func(e Event, person map[string]any) bool
 	Extra                           map[string]any
 }
 
-// refMember is one person of one cohort: the breakdown value and whether
+// Member is one person of one cohort: the breakdown value and whether
 // they count in each cell of the cohort's row (0 or 1 per interval; the
 // first is the cohort itself).
-type refMember struct {
+type Member struct {
 	Person, Value string
 	K             int
 	Appearances   []int
 }
 
 // bounds are the window's periods: Intervals starts and the end.
-func (r refRetention) bounds(cal refCalendar) []time.Time {
-	last := cal.start(r.Period, r.DateTo)
-	return cal.periods(r.Period, cal.add(r.Period, last, -(r.Intervals-1)), r.Intervals)
+func (r Retention) Bounds(cal Calendar) []time.Time {
+	last := cal.Start(r.Period, r.DateTo)
+	return cal.Periods(r.Period, cal.Add(r.Period, last, -(r.Intervals-1)), r.Intervals)
 }
 
 // members are every cohort's persons (a person once per cohort they are
 // in), in no particular order.
-func (r refRetention) members(all []refEvent, cal refCalendar) []refMember {
-	bounds := r.bounds(cal)
-	_, props := refIdentities(all)
-	keep := func(f func(refEvent, map[string]any) bool, e refEvent, person string) bool {
+func (r Retention) Members(all []Event, cal Calendar) []Member {
+	bounds := r.Bounds(cal)
+	_, props := Identities(all)
+	keep := func(f func(Event, map[string]any) bool, e Event, person string) bool {
 		return f == nil || f(e, props[person])
 	}
-	var out []refMember
-	for person, evs := range refEventsByPerson(all) {
-		cohorts := map[int]refEvent{} // period -> the cohort's entry event
+	var out []Member
+	for person, evs := range EventsByPerson(all) {
+		cohorts := map[int]Event{} // period -> the cohort's entry event
 		returns := map[int]bool{}
 		firstSeen := false
 		for _, e := range evs {
 			if !e.At.Before(bounds[len(bounds)-1]) || !keep(r.Keep, e, person) {
 				continue // after the window, or filtered out
 			}
-			k := index(bounds, e.At)
+			k := PeriodIndex(bounds, e.At)
 			if e.Event == r.Target && keep(r.TargetKeep, e, person) {
 				switch {
 				case r.FirstTime && !firstSeen:
@@ -159,16 +159,16 @@ func (r refRetention) members(all []refEvent, cal refCalendar) []refMember {
 			if k < 0 {
 				continue
 			}
-			m := refMember{Person: person, K: k}
+			m := Member{Person: person, K: k}
 			switch {
 			case r.Breakdown == "":
 			case r.PersonBreakdown:
-				m.Value = refString(props[person][r.Breakdown])
+				m.Value = String(props[person][r.Breakdown])
 			default:
-				m.Value = refString(entry.Props[r.Breakdown])
+				m.Value = String(entry.Props[r.Breakdown])
 			}
 			if r.Breakdown != "" && m.Value == "" {
-				m.Value = refNull
+				m.Value = Null
 			}
 			for j := 0; k+j < r.Intervals; j++ {
 				if j == 0 || returns[k+j] {
@@ -184,12 +184,12 @@ func (r refRetention) members(all []refEvent, cal refCalendar) []refMember {
 }
 
 // rows are the result's rows in order.
-func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
-	bounds := r.bounds(cal)
+func (r Retention) Rows(all []Event, cal Calendar) []RetentionRow {
+	bounds := r.Bounds(cal)
 	type cell struct{ k, j int }
 	counts := map[string]map[cell]int{}
 	volume := map[string]int{}
-	for _, m := range r.members(all, cal) {
+	for _, m := range r.Members(all, cal) {
 		if counts[m.Value] == nil {
 			counts[m.Value] = map[cell]int{}
 		}
@@ -217,14 +217,14 @@ func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
 					other[c] += n
 				}
 			}
-			values = append(values[:limit:limit], refOther)
-			counts[refOther] = other
+			values = append(values[:limit:limit], Other)
+			counts[Other] = other
 		}
 	}
-	var out []refRetentionRow
+	var out []RetentionRow
 	for _, v := range values {
 		for k := 0; k < r.Intervals; k++ {
-			row := refRetentionRow{Value: v, Date: bounds[k]}
+			row := RetentionRow{Value: v, Date: bounds[k]}
 			for j := 0; k+j < r.Intervals; j++ {
 				row.Counts = append(row.Counts, counts[v][cell{k, j}])
 			}
@@ -234,45 +234,45 @@ func (r refRetention) rows(all []refEvent, cal refCalendar) []refRetentionRow {
 	return out
 }
 
-// refRetentionRow is one cohort's counts, per breakdown value.
-type refRetentionRow struct {
+// RetentionRow is one cohort's counts, per breakdown value.
+type RetentionRow struct {
 	Value  string
 	Date   time.Time
 	Counts []int
 }
 
-// refBuckets are the buckets of a trends range: date_from rounded down and
+// Buckets are the buckets of a trends range: date_from rounded down and
 // date_to up to their unit (hours: the hours holding them).
-func refBuckets(cal refCalendar, unit string, from, to time.Time) []time.Time {
-	first := cal.start(unit, from)
+func Buckets(cal Calendar, unit string, from, to time.Time) []time.Time {
+	first := cal.Start(unit, from)
 	bounds := []time.Time{first}
 	for bounds[len(bounds)-1].Before(to) || bounds[len(bounds)-1].Equal(to) {
-		bounds = append(bounds, cal.add(unit, bounds[len(bounds)-1], 1))
+		bounds = append(bounds, cal.Add(unit, bounds[len(bounds)-1], 1))
 	}
 	return bounds
 }
 
-// refLifecycle counts each status per bucket of [from, to]: new, returning,
+// Lifecycle counts each status per bucket of [from, to]: new, returning,
 // resurrecting, dormant (negative), by analytics.md's rules. A person's
 // creation is their earliest event of any kind.
-func refLifecycle(all []refEvent, cal refCalendar, unit, event string, from, to time.Time) map[string][]int {
-	bounds := refBuckets(cal, unit, from, to)
+func Lifecycle(all []Event, cal Calendar, unit, event string, from, to time.Time) map[string][]int {
+	bounds := Buckets(cal, unit, from, to)
 	n := len(bounds) - 1
-	before := cal.add(unit, bounds[0], -1)
+	before := cal.Add(unit, bounds[0], -1)
 	all4 := append([]time.Time{before}, bounds...) // index 0: the bucket before
 	out := map[string][]int{}
 	for _, st := range []string{"new", "returning", "resurrecting", "dormant"} {
 		out[st] = make([]int, n)
 	}
-	for _, evs := range refEventsByPerson(all) {
-		created := index(all4, evs[0].At)
+	for _, evs := range EventsByPerson(all) {
+		created := PeriodIndex(all4, evs[0].At)
 		if evs[0].At.Before(before) {
 			created = -1
 		}
 		active := map[int]bool{}
 		for _, e := range evs {
 			if e.Event == event {
-				if k := index(all4, e.At); k >= 0 {
+				if k := PeriodIndex(all4, e.At); k >= 0 {
 					active[k] = true
 				}
 			}
@@ -293,16 +293,16 @@ func refLifecycle(all []refEvent, cal refCalendar, unit, event string, from, to 
 	return out
 }
 
-// refStickiness is data[k-1] = persons who did event in exactly k of the
+// Stickiness is data[k-1] = persons who did event in exactly k of the
 // buckets of [from, to].
-func refStickiness(all []refEvent, cal refCalendar, unit, event string, from, to time.Time) []int {
-	bounds := refBuckets(cal, unit, from, to)
+func Stickiness(all []Event, cal Calendar, unit, event string, from, to time.Time) []int {
+	bounds := Buckets(cal, unit, from, to)
 	data := make([]int, len(bounds)-1)
-	for _, evs := range refEventsByPerson(all) {
+	for _, evs := range EventsByPerson(all) {
 		active := map[int]bool{}
 		for _, e := range evs {
 			if e.Event == event && !e.At.Before(from) && !e.At.After(to) {
-				active[index(bounds, e.At)] = true
+				active[PeriodIndex(bounds, e.At)] = true
 			}
 		}
 		if len(active) > 0 {

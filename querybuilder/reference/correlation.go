@@ -1,4 +1,4 @@
-package api
+package reference
 
 // A brute-force funnel correlation reference, written from analytics.md's
 // Funnel correlation section: the funnel's persons from the funnel
@@ -10,13 +10,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
-	"testing"
 )
 
-// refCorrelation is a correlation request as the reference reads it.
-type refCorrelation struct {
-	Funnel                 refFunnel
+// Correlation is a correlation request as the reference reads it.
+type Correlation struct {
+	Funnel                 Funnel
 	Type                   string // events (default), properties, event_with_properties
 	Names                  []string
 	AllNames               bool
@@ -26,7 +24,7 @@ type refCorrelation struct {
 	ExcludeEvents          []string
 }
 
-type refCorrelationItem struct {
+type CorrelationItem struct {
 	Name  string
 	S, F  int64
 	Ratio float64
@@ -36,17 +34,17 @@ type refCorrelationItem struct {
 }
 
 // answer is the result: the items in order and skewed.
-func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
-	personOf, props := refIdentities(all)
-	from, to := c.Funnel.dateRange()
-	byPerson := map[string][]refEvent{}
+func (c Correlation) Answer(all []Event) ([]CorrelationItem, bool) {
+	personOf, props := Identities(all)
+	from, to := c.Funnel.DateRange()
+	byPerson := map[string][]Event{}
 	for _, e := range all {
 		if e.At.Before(from) || !e.At.Before(to) {
 			continue
 		}
 		id := personOf(e.DistinctID)
 		if c.Funnel.GroupIndex > 0 {
-			if id = refString(e.Props[fmt.Sprintf("$group_%d", c.Funnel.GroupIndex)]); id == "" {
+			if id = String(e.Props[fmt.Sprintf("$group_%d", c.Funnel.GroupIndex)]); id == "" {
 				continue
 			}
 		}
@@ -73,15 +71,15 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 		success, failure map[string]bool
 	}
 	items := map[string]*counts{}
-	for _, p := range c.Funnel.persons(all) {
-		success := p.level() == n
+	for _, p := range c.Funnel.Persons(all) {
+		success := p.Level() == n
 		if success {
 			S++
 		} else {
 			F++
 		}
 		lo := p.Events[p.Path[0]].At
-		hi := lo.Add(c.Funnel.window())
+		hi := lo.Add(c.Funnel.Window())
 		if success {
 			hi = p.Events[p.Path[n-1]].At
 		}
@@ -91,13 +89,13 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 			pp := props[p.ID]
 			for _, k := range c.Names {
 				if !has(c.ExcludeNames, k) {
-					mine[k+"::"+refString(pp[k])] = true
+					mine[k+"::"+String(pp[k])] = true
 				}
 			}
 			if c.AllNames {
 				for k, v := range pp {
 					if !has(c.ExcludeNames, k) {
-						mine[k+"::"+refString(v)] = true
+						mine[k+"::"+String(v)] = true
 					}
 				}
 			}
@@ -112,7 +110,7 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 					}
 					for k, v := range e.Props {
 						if !has(c.ExcludeEventProperties, k) {
-							mine[e.Event+"::"+k+"::"+refJSONText(v)] = true
+							mine[e.Event+"::"+k+"::"+JSONText(v)] = true
 						}
 					}
 				} else if !steps[e.Event] && !has(c.ExcludeEvents, e.Event) {
@@ -136,13 +134,13 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 	if S == 0 || F == 0 {
 		return nil, true
 	}
-	var succ, fail []refCorrelationItem
+	var succ, fail []CorrelationItem
 	for name, k := range items {
 		if float64(k.s+k.f) < math.Min(25, 0.02*float64(S+F)) || (c.Type == "event_with_properties" && k.s+k.f <= 2) {
 			continue
 		}
 		r := (float64(k.s+1) * float64(F-k.f+1)) / (float64(S-k.s+1) * float64(k.f+1))
-		it := refCorrelationItem{name, k.s, k.f, r, "failure", k.success, k.failure}
+		it := CorrelationItem{name, k.s, k.f, r, "failure", k.success, k.failure}
 		if r > 1 {
 			it.Type = "success"
 			succ = append(succ, it)
@@ -166,20 +164,20 @@ func (c refCorrelation) answer(all []refEvent) ([]refCorrelationItem, bool) {
 	return out, float64(S)/float64(F) > 10 || float64(F)/float64(S) > 10
 }
 
-// refJSONText is a property value as items hold it: a string as is,
-// objects and lists as their JSON text, other values as refString.
-func refJSONText(v any) string {
+// JSONText is a property value as items hold it: a string as is,
+// objects and lists as their JSON text, other values as String.
+func JSONText(v any) string {
 	switch v.(type) {
 	case map[string]any, []any:
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
-	return refString(v)
+	return String(v)
 }
 
 // params is the request the API takes.
-func (c refCorrelation) params() map[string]any {
-	m := c.Funnel.filter(nil)
+func (c Correlation) Params() map[string]any {
+	m := c.Funnel.Filter(nil)
 	if c.Type != "" {
 		m["funnel_correlation_type"] = c.Type
 	}
@@ -195,45 +193,4 @@ func (c refCorrelation) params() map[string]any {
 		}
 	}
 	return m
-}
-
-type apiCorrelation struct {
-	Events []struct {
-		Event struct {
-			Event string `json:"event"`
-		} `json:"event"`
-		SuccessCount     int64   `json:"success_count"`
-		FailureCount     int64   `json:"failure_count"`
-		OddsRatio        float64 `json:"odds_ratio"`
-		CorrelationType  string  `json:"correlation_type"`
-		SuccessPeopleURL string  `json:"success_people_url"`
-		FailurePeopleURL string  `json:"failure_people_url"`
-	} `json:"events"`
-	Skewed bool `json:"skewed"`
-}
-
-// checkCorrelation compares the API's answer with the reference's and
-// returns the answer.
-func checkCorrelation(t *testing.T, p *funnelProject, events []refEvent, c refCorrelation) apiCorrelation {
-	t.Helper()
-	var got apiCorrelation
-	p.result(t, "funnel/correlation", c.params(), &got)
-	want, skewed := c.answer(events)
-	same := len(got.Events) == len(want) && got.Skewed == skewed
-	for i := 0; same && i < len(want); i++ {
-		g, w := got.Events[i], want[i]
-		same = g.Event.Event == w.Name && g.SuccessCount == w.S && g.FailureCount == w.F && g.CorrelationType == w.Type &&
-			math.Abs(g.OddsRatio-w.Ratio) <= 1e-9*math.Max(1, w.Ratio)
-	}
-	if !same {
-		var gs, ws []string
-		for _, e := range got.Events {
-			gs = append(gs, fmt.Sprintf("%s s=%d f=%d %.4f %s", e.Event.Event, e.SuccessCount, e.FailureCount, e.OddsRatio, e.CorrelationType))
-		}
-		for _, e := range want {
-			ws = append(ws, fmt.Sprintf("%s s=%d f=%d %.4f %s", e.Name, e.S, e.F, e.Ratio, e.Type))
-		}
-		t.Fatalf("request %v\n got skewed=%v\n  %s\nwant skewed=%v\n  %s", c.params(), got.Skewed, strings.Join(gs, "\n  "), skewed, strings.Join(ws, "\n  "))
-	}
-	return got
 }

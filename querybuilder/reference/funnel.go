@@ -1,8 +1,8 @@
-package api
+package reference
 
 // A brute-force evaluator of the funnel semantics decided in
 // .scratch/funnel-semantics.md, written from the text alone and with no
-// SQL in sight: it is the oracle the HTTP funnel tests compare the server
+// SQL in sight: it is the oracle the funnel tests compare the server
 // with. It walks each person's events in Go, one attempt at a time, and
 // favours being obviously right over being fast.
 
@@ -16,22 +16,22 @@ import (
 )
 
 const (
-	refNull  = "$$_posthog_breakdown_null_$$"
-	refOther = "$$_posthog_breakdown_other_$$"
+	Null  = "$$_posthog_breakdown_null_$$"
+	Other = "$$_posthog_breakdown_other_$$"
 )
 
-// refEvent is one event as sent to /batch/. An $identify event merges
+// Event is one event as sent to /batch/. An $identify event merges
 // Props["$anon_distinct_id"] into its DistinctID; Props["$set"] sets person
 // properties.
-type refEvent struct {
+type Event struct {
 	UUID, DistinctID, Event string
 	At                      time.Time
 	Props                   map[string]any
 }
 
-// refStep is one funnel step (or exclusion): an event name, or any event
+// Step is one funnel step (or exclusion): an event name, or any event
 // when Any, and exact-match event property conditions.
-type refStep struct {
+type Step struct {
 	Event string
 	Any   bool
 	Props map[string]string
@@ -39,12 +39,12 @@ type refStep struct {
 	Optional bool
 }
 
-func (s refStep) matches(e refEvent) bool {
+func (s Step) Matches(e Event) bool {
 	if !s.Any && e.Event != s.Event {
 		return false
 	}
 	for k, v := range s.Props {
-		if refString(e.Props[k]) != v {
+		if String(e.Props[k]) != v {
 			return false
 		}
 	}
@@ -53,7 +53,7 @@ func (s refStep) matches(e refEvent) bool {
 
 // key says when two step definitions are identical (unordered funnels
 // need m distinct events for a definition repeated m times).
-func (s refStep) key() string {
+func (s Step) Key() string {
 	keys := make([]string, 0, len(s.Props))
 	for k := range s.Props {
 		keys = append(keys, fmt.Sprintf("%q=%q", k, s.Props[k]))
@@ -62,14 +62,14 @@ func (s refStep) key() string {
 	return fmt.Sprintf("%v|%q|%s", s.Any, s.Event, strings.Join(keys, ","))
 }
 
-type refExclusion struct {
+type Exclusion struct {
 	Event    string
 	From, To int
 }
 
-// refFunnel is a funnel request as the reference reads it.
-type refFunnel struct {
-	Steps []refStep
+// Funnel is a funnel request as the reference reads it.
+type Funnel struct {
+	Steps []Step
 	Order string // ordered (default), strict, unordered
 	// Window: WindowDays > 0 overrides Interval (default 14) x Unit (default day).
 	WindowInterval int
@@ -81,7 +81,7 @@ type refFunnel struct {
 	Loc              *time.Location
 	// Properties are global exact-match event property filters.
 	Properties      map[string]string
-	Exclusions      []refExclusion
+	Exclusions      []Exclusion
 	Breakdown       string
 	BreakdownType   string // event (default) or person
 	Attribution     string // first_touch (default), last_touch, step
@@ -94,21 +94,22 @@ type refFunnel struct {
 	GroupIndex int
 }
 
-func (f refFunnel) order() string {
+func (f Funnel) order() string {
 	if f.Order == "" {
 		return "ordered"
 	}
 	return f.Order
 }
 
-func (f refFunnel) loc() *time.Location {
+// Location is the funnel's time zone, UTC when it has none.
+func (f Funnel) Location() *time.Location {
 	if f.Loc == nil {
 		return time.UTC
 	}
 	return f.Loc
 }
 
-func (f refFunnel) toStep() int {
+func (f Funnel) LastStep() int {
 	if f.ToStep <= 0 {
 		return len(f.Steps) - 1
 	}
@@ -116,7 +117,7 @@ func (f refFunnel) toStep() int {
 }
 
 // window is the conversion window as a duration, by the spec's table.
-func (f refFunnel) window() time.Duration {
+func (f Funnel) Window() time.Duration {
 	day := 24 * time.Hour
 	if f.WindowDays > 0 {
 		return time.Duration(f.WindowDays) * day
@@ -133,40 +134,40 @@ func (f refFunnel) window() time.Duration {
 	return time.Duration(n) * unit
 }
 
-func (f refFunnel) dateRange() (from, to time.Time) {
-	d1, err1 := time.ParseInLocation("2006-01-02", f.DateFrom, f.loc())
-	d2, err2 := time.ParseInLocation("2006-01-02", f.DateTo, f.loc())
+func (f Funnel) DateRange() (from, to time.Time) {
+	d1, err1 := time.ParseInLocation("2006-01-02", f.DateFrom, f.Location())
+	d2, err2 := time.ParseInLocation("2006-01-02", f.DateTo, f.Location())
 	if err1 != nil || err2 != nil {
 		panic(fmt.Sprintf("reference: bad dates %q %q", f.DateFrom, f.DateTo))
 	}
 	return d1, d2.AddDate(0, 0, 1)
 }
 
-// refPerson is one person's read events (sorted by time, then uuid text)
+// Person is one person's read events (sorted by time, then uuid text)
 // and the counted attempt: Path[j] is the position of step j's event, -1
 // for an optional step the attempt skipped; the path ends at the
 // furthest step reached.
-type refPerson struct {
+type Person struct {
 	ID       string
-	Events   []refEvent
+	Events   []Event
 	Path     []int
 	Excluded bool
 	Value    string // breakdown value
 }
 
-func (p *refPerson) level() int { return len(p.Path) }
+func (p *Person) Level() int { return len(p.Path) }
 
 // reached reports whether the counted attempt has step j.
-func (p *refPerson) reached(j int) bool { return j < len(p.Path) && p.Path[j] >= 0 }
+func (p *Person) Reached(j int) bool { return j < len(p.Path) && p.Path[j] >= 0 }
 
 // seconds between the events at positions i and j (j later).
-func (p *refPerson) seconds(i, j int) float64 {
+func (p *Person) Seconds(i, j int) float64 {
 	return float64(p.Events[j].At.Sub(p.Events[i].At).Microseconds()) / 1e6
 }
 
-// refIdentities maps every distinct id to its person through $identify
+// Identities maps every distinct id to its person through $identify
 // merges, and gives each person's properties ($set in send order).
-func refIdentities(all []refEvent) (personOf func(string) string, props map[string]map[string]any) {
+func Identities(all []Event) (personOf func(string) string, props map[string]map[string]any) {
 	parent := map[string]string{}
 	var find func(string) string
 	find = func(id string) string {
@@ -208,25 +209,25 @@ func refIdentities(all []refEvent) (personOf func(string) string, props map[stri
 
 // read groups the events the funnel reads (in the date range, passing the
 // global filters) by person, each person's sorted by (time, uuid text).
-func (f refFunnel) read(all []refEvent) map[string]*refPerson {
-	personOf, _ := refIdentities(all)
-	from, to := f.dateRange()
-	out := map[string]*refPerson{}
+func (f Funnel) Read(all []Event) map[string]*Person {
+	personOf, _ := Identities(all)
+	from, to := f.DateRange()
+	out := map[string]*Person{}
 	for _, e := range all {
 		if e.At.Before(from) || !e.At.Before(to) {
 			continue
 		}
-		if !(refStep{Any: true, Props: f.Properties}).matches(e) {
+		if !(Step{Any: true, Props: f.Properties}).Matches(e) {
 			continue
 		}
 		id := personOf(e.DistinctID)
 		if f.GroupIndex > 0 {
-			if id = refString(e.Props[fmt.Sprintf("$group_%d", f.GroupIndex)]); id == "" {
+			if id = String(e.Props[fmt.Sprintf("$group_%d", f.GroupIndex)]); id == "" {
 				continue
 			}
 		}
 		if out[id] == nil {
-			out[id] = &refPerson{ID: id}
+			out[id] = &Person{ID: id}
 		}
 		out[id].Events = append(out[id].Events, e)
 	}
@@ -242,20 +243,20 @@ func (f refFunnel) read(all []refEvent) map[string]*refPerson {
 	return out
 }
 
-func (f refFunnel) inWindow(evs []refEvent, start, k int) bool {
-	return evs[k].At.Sub(evs[start].At) <= f.window()
+func (f Funnel) InWindow(evs []Event, start, k int) bool {
+	return evs[k].At.Sub(evs[start].At) <= f.Window()
 }
 
 // attempt is the path of the attempt starting at position start, or nil
 // when no attempt starts there.
-func (f refFunnel) attempt(evs []refEvent, start int) []int {
+func (f Funnel) Attempt(evs []Event, start int) []int {
 	if f.order() == "unordered" {
-		return f.unorderedAttempt(evs, start)
+		return f.UnorderedAttempt(evs, start)
 	}
 	if f.hasOptional() {
 		return f.optionalAttempt(evs, start)
 	}
-	if !f.Steps[0].matches(evs[start]) {
+	if !f.Steps[0].Matches(evs[start]) {
 		return nil
 	}
 	path := []int{start}
@@ -263,12 +264,12 @@ func (f refFunnel) attempt(evs []refEvent, start int) []int {
 		next := -1
 		if f.order() == "strict" {
 			k := path[j-1] + 1
-			if k < len(evs) && f.inWindow(evs, start, k) && f.Steps[j].matches(evs[k]) {
+			if k < len(evs) && f.InWindow(evs, start, k) && f.Steps[j].Matches(evs[k]) {
 				next = k
 			}
 		} else {
-			for k := path[j-1] + 1; k < len(evs) && f.inWindow(evs, start, k); k++ {
-				if f.Steps[j].matches(evs[k]) {
+			for k := path[j-1] + 1; k < len(evs) && f.InWindow(evs, start, k); k++ {
+				if f.Steps[j].Matches(evs[k]) {
 					next = k
 					break
 				}
@@ -282,27 +283,27 @@ func (f refFunnel) attempt(evs []refEvent, start int) []int {
 	return path
 }
 
-func (f refFunnel) unorderedAttempt(evs []refEvent, start int) []int {
+func (f Funnel) UnorderedAttempt(evs []Event, start int) []int {
 	matchesAny := false
 	for _, s := range f.Steps {
-		matchesAny = matchesAny || s.matches(evs[start])
+		matchesAny = matchesAny || s.Matches(evs[start])
 	}
 	if !matchesAny {
 		return nil
 	}
-	var defs []refStep
+	var defs []Step
 	m := map[string]int{}
 	for _, s := range f.Steps {
-		if m[s.key()] == 0 {
+		if m[s.Key()] == 0 {
 			defs = append(defs, s)
 		}
-		m[s.key()]++
+		m[s.Key()]++
 	}
 	var path []int
 	for _, d := range defs {
 		n := 0
-		for k := start; k < len(evs) && f.inWindow(evs, start, k) && n < m[d.key()]; k++ {
-			if d.matches(evs[k]) {
+		for k := start; k < len(evs) && f.InWindow(evs, start, k) && n < m[d.Key()]; k++ {
+			if d.Matches(evs[k]) {
 				path = append(path, k)
 				n++
 			}
@@ -314,17 +315,17 @@ func (f refFunnel) unorderedAttempt(evs []refEvent, start int) []int {
 
 // counted is the attempt reaching the highest level, the latest started
 // among those.
-func (f refFunnel) counted(evs []refEvent) []int {
+func (f Funnel) Counted(evs []Event) []int {
 	var best []int
 	for start := range evs {
-		if p := f.attempt(evs, start); p != nil && (best == nil || len(p) >= len(best)) {
+		if p := f.Attempt(evs, start); p != nil && (best == nil || len(p) >= len(best)) {
 			best = p
 		}
 	}
 	return best
 }
 
-func (f refFunnel) excluded(p *refPerson) bool {
+func (f Funnel) Excluded(p *Person) bool {
 	evs, path := p.Events, p.Path
 	for _, x := range f.Exclusions {
 		if len(path) <= x.From {
@@ -335,7 +336,7 @@ func (f refFunnel) excluded(p *refPerson) bool {
 			end = path[x.To]
 		}
 		for k := path[x.From] + 1; k < len(evs); k++ {
-			if end >= 0 && k >= end || end < 0 && !f.inWindow(evs, path[0], k) {
+			if end >= 0 && k >= end || end < 0 && !f.InWindow(evs, path[0], k) {
 				break
 			}
 			if evs[k].Event == x.Event {
@@ -348,19 +349,19 @@ func (f refFunnel) excluded(p *refPerson) bool {
 
 // persons are the funnel's persons (entered and not excluded), sorted by
 // id, each with its counted attempt and breakdown value.
-func (f refFunnel) persons(all []refEvent) []*refPerson {
-	_, props := refIdentities(all)
-	var out []*refPerson
-	for _, p := range f.read(all) {
-		p.Path = f.counted(p.Events)
+func (f Funnel) Persons(all []Event) []*Person {
+	_, props := Identities(all)
+	var out []*Person
+	for _, p := range f.Read(all) {
+		p.Path = f.Counted(p.Events)
 		if p.Path == nil {
 			continue
 		}
-		if p.Excluded = f.excluded(p); p.Excluded {
+		if p.Excluded = f.Excluded(p); p.Excluded {
 			continue
 		}
 		if f.Breakdown != "" {
-			p.Value = f.breakdownValue(p, props[p.ID])
+			p.Value = f.BreakdownValue(p, props[p.ID])
 		}
 		out = append(out, p)
 	}
@@ -368,10 +369,10 @@ func (f refFunnel) persons(all []refEvent) []*refPerson {
 	return out
 }
 
-func (f refFunnel) breakdownValue(p *refPerson, personProps map[string]any) string {
+func (f Funnel) BreakdownValue(p *Person, personProps map[string]any) string {
 	var v string
 	if f.BreakdownType == "person" {
-		v = refString(personProps[f.Breakdown])
+		v = String(personProps[f.Breakdown])
 	} else {
 		at := p.Path[0]
 		switch f.Attribution {
@@ -379,21 +380,21 @@ func (f refFunnel) breakdownValue(p *refPerson, personProps map[string]any) stri
 			at = p.Path[len(p.Path)-1]
 		case "step":
 			at = -1
-			if p.reached(f.AttributionStep) {
+			if p.Reached(f.AttributionStep) {
 				at = p.Path[f.AttributionStep]
 			}
 		}
 		if at >= 0 {
-			v = refString(p.Events[at].Props[f.Breakdown])
+			v = String(p.Events[at].Props[f.Breakdown])
 		}
 	}
 	if v == "" {
-		return refNull
+		return Null
 	}
 	return v
 }
 
-func refString(v any) string {
+func String(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -404,33 +405,33 @@ func refString(v any) string {
 	}
 }
 
-// refStepResult is what the reference expects of one step.
-type refStepResult struct {
+// StepResult is what the reference expects of one step.
+type StepResult struct {
 	Count       int
 	Avg, Median *float64
 }
 
-type refSeries struct {
+type Series struct {
 	Value string
-	Steps []refStepResult
+	Steps []StepResult
 }
 
-// steps is the funnel's step list over the given persons.
-func (f refFunnel) steps(ps []*refPerson) []refStepResult {
-	out := make([]refStepResult, len(f.Steps))
+// stepsOf is the funnel's step list over the given persons.
+func (f Funnel) stepsOf(ps []*Person) []StepResult {
+	out := make([]StepResult, len(f.Steps))
 	for i := range f.Steps {
 		var times []float64
 		for _, p := range ps {
-			if p.reached(i) {
+			if p.Reached(i) {
 				out[i].Count++
 				if i > 0 {
 					// From the required step before: an optional one may be skipped.
-					times = append(times, p.seconds(p.Path[f.prevRequired(i)], p.Path[i]))
+					times = append(times, p.Seconds(p.Path[f.prevRequired(i)], p.Path[i]))
 				}
 			}
 		}
 		if len(times) > 0 {
-			avg, med := refMean(times), refQuantile(times, 0.5)
+			avg, med := Mean(times), Quantile(times, 0.5)
 			out[i].Avg, out[i].Median = &avg, &med
 		}
 	}
@@ -438,14 +439,14 @@ func (f refFunnel) steps(ps []*refPerson) []refStepResult {
 }
 
 // stepResults is the result of a funnel without a breakdown.
-func (f refFunnel) stepResults(all []refEvent) []refStepResult { return f.steps(f.persons(all)) }
+func (f Funnel) StepResults(all []Event) []StepResult { return f.stepsOf(f.Persons(all)) }
 
 // breakdownResults is the result of a funnel with a breakdown: one step
 // list per value, ranked by step-1 count, the rest folded into the other
 // bucket.
-func (f refFunnel) breakdownResults(all []refEvent) []refSeries {
-	ps := f.persons(all)
-	byValue := map[string][]*refPerson{}
+func (f Funnel) BreakdownResults(all []Event) []Series {
+	ps := f.Persons(all)
+	byValue := map[string][]*Person{}
 	for _, p := range ps {
 		byValue[p.Value] = append(byValue[p.Value], p)
 	}
@@ -464,36 +465,36 @@ func (f refFunnel) breakdownResults(all []refEvent) []refSeries {
 	if limit == 0 {
 		limit = 10
 	}
-	var out []refSeries
-	var other []*refPerson
+	var out []Series
+	var other []*Person
 	for i, v := range values {
 		if i < limit {
-			out = append(out, refSeries{Value: v, Steps: f.steps(byValue[v])})
+			out = append(out, Series{Value: v, Steps: f.stepsOf(byValue[v])})
 		} else {
 			other = append(other, byValue[v]...)
 		}
 	}
 	if len(other) > 0 {
-		out = append(out, refSeries{Value: refOther, Steps: f.steps(other)})
+		out = append(out, Series{Value: Other, Steps: f.stepsOf(other)})
 	}
 	return out
 }
 
 // conversionTimes are, per person whose counted attempt reached ToStep,
 // the seconds from FromStep to ToStep.
-func (f refFunnel) conversionTimes(all []refEvent) []float64 {
+func (f Funnel) ConversionTimes(all []Event) []float64 {
 	var out []float64
-	for _, p := range f.persons(all) {
-		if p.level() > f.toStep() {
-			out = append(out, p.seconds(p.Path[f.FromStep], p.Path[f.toStep()]))
+	for _, p := range f.Persons(all) {
+		if p.Level() > f.LastStep() {
+			out = append(out, p.Seconds(p.Path[f.FromStep], p.Path[f.LastStep()]))
 		}
 	}
 	return out
 }
 
-// refBins are the time_to_convert bins of ts with binCount bins (0 = the
+// Bins are the time_to_convert bins of ts with binCount bins (0 = the
 // default from the number of persons).
-func refBins(ts []float64, binCount int) [][2]float64 {
+func Bins(ts []float64, binCount int) [][2]float64 {
 	if len(ts) == 0 {
 		return [][2]float64{}
 	}
@@ -519,9 +520,9 @@ func refBins(ts []float64, binCount int) [][2]float64 {
 
 // trendRates are the conversion rates per day of entry, one per day of the
 // date range, with the days as YYYY-MM-DD.
-func (f refFunnel) trendRates(all []refEvent) (rates []float64, days []string) {
-	from, to := f.dateRange()
-	people := f.read(all)
+func (f Funnel) TrendRates(all []Event) (rates []float64, days []string) {
+	from, to := f.DateRange()
+	people := f.Read(all)
 	for day := from; day.Before(to); day = day.AddDate(0, 0, 1) {
 		next := day.AddDate(0, 0, 1)
 		entered, converted := 0, 0
@@ -534,17 +535,17 @@ func (f refFunnel) trendRates(all []refEvent) (rates []float64, days []string) {
 				if e.At.Before(day) || !e.At.Before(next) {
 					continue
 				}
-				if path := f.attempt(p.Events, start); path != nil && len(path) >= len(best) {
+				if path := f.Attempt(p.Events, start); path != nil && len(path) >= len(best) {
 					best = path
 				}
 			}
-			if best == nil || f.excluded(&refPerson{Events: p.Events, Path: best}) {
+			if best == nil || f.Excluded(&Person{Events: p.Events, Path: best}) {
 				continue
 			}
 			if level := len(best); level > f.FromStep {
 				entered++
 			}
-			if len(best) > f.toStep() {
+			if len(best) > f.LastStep() {
 				converted++
 			}
 		}
@@ -558,7 +559,7 @@ func (f refFunnel) trendRates(all []refEvent) (rates []float64, days []string) {
 	return rates, days
 }
 
-func refMean(xs []float64) float64 {
+func Mean(xs []float64) float64 {
 	s := 0.0
 	for _, x := range xs {
 		s += x
@@ -566,8 +567,8 @@ func refMean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// refQuantile is numpy's default (linear) quantile.
-func refQuantile(xs []float64, q float64) float64 {
+// Quantile is numpy's default (linear) quantile.
+func Quantile(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	pos := q * float64(len(s)-1)

@@ -1,4 +1,4 @@
-package api
+package reference
 
 // A brute-force paths reference, written from analytics.md's Paths
 // section without looking at the SQL: every event read, cleaned, grouped
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// refPaths is a paths request as the reference reads it.
-type refPaths struct {
+// Paths is a paths request as the reference reads it.
+type Paths struct {
 	Pageviews, Screens, AllCustom bool
 	Custom, Exclude               []string
 	Cleaning                      [][2]string // regex, alias
@@ -25,7 +25,7 @@ type refPaths struct {
 	Replacements    bool
 	// Properties are exact-match event property conditions;
 	// TestAccounts applies the project's test-account filter
-	// (pathsTestAccounts: $browser is not "Bot").
+	// (PathsTestAccounts: $browser is not "Bot").
 	Properties   map[string]string
 	TestAccounts bool
 	// GroupIndex k > 0 makes the actor the event's $group_k value
@@ -38,19 +38,19 @@ type refPaths struct {
 	From, To             time.Time // [From, To)
 	// Funnel limits the paths to a funnel step's persons (FunnelPaths,
 	// FunnelStep as the API takes them).
-	Funnel      *refFunnel
+	Funnel      *Funnel
 	FunnelPaths string
 	FunnelStep  int
 }
 
-type refEdge struct {
+type Edge struct {
 	Source, Target string
 	Value          int64
 	Avg            float64
 }
 
 // item is an event's path item, or false when the event is not read.
-func (q refPaths) item(e refEvent) (string, bool) {
+func (q Paths) Item(e Event) (string, bool) {
 	if q.Pageviews || q.Screens || q.AllCustom || len(q.Custom) > 0 {
 		ok := (q.Pageviews && e.Event == "$pageview") || (q.Screens && e.Event == "$screen") ||
 			(q.AllCustom && !strings.HasPrefix(e.Event, "$"))
@@ -64,12 +64,12 @@ func (q refPaths) item(e refEvent) (string, bool) {
 	item := e.Event
 	switch e.Event {
 	case "$pageview":
-		item = refString(e.Props["$current_url"])
+		item = String(e.Props["$current_url"])
 		if len(item) > 1 && strings.HasSuffix(item, "/") {
 			item = item[:len(item)-1]
 		}
 	case "$screen":
-		item = refString(e.Props["$screen_name"])
+		item = String(e.Props["$screen_name"])
 	}
 	var rules [][2]string
 	if q.Replacements {
@@ -96,22 +96,22 @@ func (q refPaths) item(e refEvent) (string, bool) {
 	return item, true
 }
 
-type refStop struct {
+type Stop struct {
 	item string
 	at   time.Time
 }
 
 // bounds are each funnel person's time bounds, by person.
-func (q refPaths) bounds(all []refEvent) map[string][2]time.Time {
+func (q Paths) Bounds(all []Event) map[string][2]time.Time {
 	lo, hi := time.Unix(-1<<40, 0), time.Unix(1<<40, 0)
 	out := map[string][2]time.Time{}
-	for _, p := range q.Funnel.persons(all) {
+	for _, p := range q.Funnel.Persons(all) {
 		if p.Excluded {
 			continue
 		}
 		n := q.FunnelStep
 		at := func(step int) time.Time { return p.Events[p.Path[step-1]].At }
-		if n > 0 && p.level() < n || n < 0 && p.level() != -n-1 {
+		if n > 0 && p.Level() < n || n < 0 && p.Level() != -n-1 {
 			continue
 		}
 		step := n
@@ -124,7 +124,7 @@ func (q refPaths) bounds(all []refEvent) map[string][2]time.Time {
 		case "funnel_path_before_step":
 			end := at(step)
 			if n < 0 {
-				end = end.Add(q.Funnel.window())
+				end = end.Add(q.Funnel.Window())
 			}
 			out[p.ID] = [2]time.Time{lo, end}
 		case "funnel_path_between_steps":
@@ -134,31 +134,31 @@ func (q refPaths) bounds(all []refEvent) map[string][2]time.Time {
 	return out
 }
 
-// pathsTestAccounts is the test-account filter of the projects paths
-// tests run in, and isTestAccount the reference's reading of it.
-var pathsTestAccounts = []any{map[string]any{"key": "$browser", "value": "Bot", "operator": "is_not", "type": "event"}}
+// PathsTestAccounts is the test-account filter of the projects paths
+// tests run in, and IsTestAccount the reference's reading of it.
+var PathsTestAccounts = []any{map[string]any{"key": "$browser", "value": "Bot", "operator": "is_not", "type": "event"}}
 
-func isTestAccount(e refEvent) bool { return refString(e.Props["$browser"]) == "Bot" }
+func IsTestAccount(e Event) bool { return String(e.Props["$browser"]) == "Bot" }
 
 // walk calls visit with each path as answered (compacted and cut), and
 // its actor: a person (root distinct id) or a group key.
-func (q refPaths) walk(all []refEvent, visit func(actor string, p []refStop)) {
-	personOf, _ := refIdentities(all)
+func (q Paths) Walk(all []Event, visit func(actor string, p []Stop)) {
+	personOf, _ := Identities(all)
 	var bounds map[string][2]time.Time
 	if q.Funnel != nil {
-		bounds = q.bounds(all)
+		bounds = q.Bounds(all)
 	}
-	byPerson := map[string][]refEvent{}
+	byPerson := map[string][]Event{}
 	for _, e := range all {
 		if e.At.Before(q.From) || !e.At.Before(q.To) {
 			continue
 		}
-		if (q.TestAccounts && isTestAccount(e)) || !(refStep{Any: true, Props: q.Properties}).matches(e) {
+		if (q.TestAccounts && IsTestAccount(e)) || !(Step{Any: true, Props: q.Properties}).Matches(e) {
 			continue
 		}
 		id := personOf(e.DistinctID)
 		if q.GroupIndex > 0 {
-			if id = refString(e.Props[fmt.Sprintf("$group_%d", q.GroupIndex)]); id == "" {
+			if id = String(e.Props[fmt.Sprintf("$group_%d", q.GroupIndex)]); id == "" {
 				continue
 			}
 		}
@@ -168,7 +168,7 @@ func (q refPaths) walk(all []refEvent, visit func(actor string, p []refStop)) {
 				continue
 			}
 		}
-		if _, ok := q.item(e); ok {
+		if _, ok := q.Item(e); ok {
 			byPerson[id] = append(byPerson[id], e)
 		}
 	}
@@ -179,9 +179,9 @@ func (q refPaths) walk(all []refEvent, visit func(actor string, p []refStop)) {
 			}
 			return strings.ToLower(evs[a].UUID) < strings.ToLower(evs[b].UUID)
 		})
-		var path []refStop
+		var path []Stop
 		flush := func() {
-			if p := q.cut(compact(path)); len(p) > 0 {
+			if p := q.Cut(compact(path)); len(p) > 0 {
 				visit(id, p)
 			}
 			path = nil
@@ -190,23 +190,23 @@ func (q refPaths) walk(all []refEvent, visit func(actor string, p []refStop)) {
 			if i > 0 && e.At.Sub(evs[i-1].At) >= 30*time.Minute {
 				flush()
 			}
-			item, _ := q.item(e)
-			path = append(path, refStop{item, e.At})
+			item, _ := q.Item(e)
+			path = append(path, Stop{item, e.At})
 		}
 		flush()
 	}
 }
 
 // edges is the answer: edges ordered, limited and pruned.
-func (q refPaths) edges(all []refEvent) []refEdge {
+func (q Paths) Edges(all []Event) []Edge {
 	type acc struct {
 		n   int64
 		sum float64
 	}
 	counts := map[[2]string]*acc{}
-	q.walk(all, func(_ string, p []refStop) {
+	q.Walk(all, func(_ string, p []Stop) {
 		for i := 0; i+1 < len(p); i++ {
-			k := [2]string{pathKey(i, p), pathKey(i+1, p)}
+			k := [2]string{PathKey(i, p), PathKey(i+1, p)}
 			if counts[k] == nil {
 				counts[k] = &acc{}
 			}
@@ -214,12 +214,12 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 			counts[k].sum += float64(p[i+1].at.Sub(p[i].at).Microseconds()) / 1000
 		}
 	})
-	var out []refEdge
+	var out []Edge
 	for k, a := range counts {
 		if (q.MinWeight > 0 && a.n < q.MinWeight) || (q.MaxWeight > 0 && a.n > q.MaxWeight) {
 			continue
 		}
-		out = append(out, refEdge{k[0], k[1], a.n, a.sum / float64(a.n)})
+		out = append(out, Edge{k[0], k[1], a.n, a.sum / float64(a.n)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Value != out[j].Value {
@@ -251,7 +251,7 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 			}
 		}
 	}
-	var kept []refEdge
+	var kept []Edge
 	for i, e := range out {
 		if keep[i] {
 			kept = append(kept, e)
@@ -260,16 +260,16 @@ func (q refPaths) edges(all []refEvent) []refEdge {
 	return kept
 }
 
-// pathKey is the edge end of a path's i-th item (0-based).
-func pathKey(i int, p []refStop) string { return fmt.Sprintf("%d_%s", i+1, p[i].item) }
+// PathKey is the edge end of a path's i-th item (0-based).
+func PathKey(i int, p []Stop) string { return fmt.Sprintf("%d_%s", i+1, p[i].item) }
 
 // edgeActors are the actors of the paths taking the edge from start to
 // end ("" for either: any), each with the number of those paths.
-func (q refPaths) edgeActors(all []refEvent, start, end string) map[string]int {
+func (q Paths) EdgeActors(all []Event, start, end string) map[string]int {
 	out := map[string]int{}
-	q.walk(all, func(actor string, p []refStop) {
+	q.Walk(all, func(actor string, p []Stop) {
 		for i := 0; i+1 < len(p); i++ {
-			if (start == "" || pathKey(i, p) == start) && (end == "" || pathKey(i+1, p) == end) {
+			if (start == "" || PathKey(i, p) == start) && (end == "" || PathKey(i+1, p) == end) {
 				out[actor]++
 			}
 		}
@@ -278,10 +278,10 @@ func (q refPaths) edgeActors(all []refEvent, start, end string) map[string]int {
 }
 
 // dropoffActors are the actors of a path ending at key.
-func (q refPaths) dropoffActors(all []refEvent, key string) map[string]int {
+func (q Paths) DropoffActors(all []Event, key string) map[string]int {
 	out := map[string]int{}
-	q.walk(all, func(actor string, p []refStop) {
-		if pathKey(len(p)-1, p) == key {
+	q.Walk(all, func(actor string, p []Stop) {
+		if PathKey(len(p)-1, p) == key {
 			out[actor]++
 		}
 	})
@@ -289,8 +289,8 @@ func (q refPaths) dropoffActors(all []refEvent, key string) map[string]int {
 }
 
 // compact keeps the last event of each run of one item.
-func compact(path []refStop) []refStop {
-	var out []refStop
+func compact(path []Stop) []Stop {
+	var out []Stop
 	for i, s := range path {
 		if i+1 < len(path) && path[i+1].item == s.item {
 			continue
@@ -301,12 +301,12 @@ func compact(path []refStop) []refStop {
 }
 
 // cut applies the start and end points and the step limit.
-func (q refPaths) cut(p []refStop) []refStop {
+func (q Paths) Cut(p []Stop) []Stop {
 	k := q.StepLimit
 	if k == 0 {
 		k = 5
 	}
-	first := func(p []refStop, item string) int {
+	first := func(p []Stop, item string) int {
 		for i, s := range p {
 			if s.item == item {
 				return i
@@ -329,8 +329,8 @@ func (q refPaths) cut(p []refStop) []refStop {
 			return full
 		}
 		h := k / 2
-		out := append([]refStop{}, full[:h]...)
-		out = append(out, refStop{"...", full[h].at})
+		out := append([]Stop{}, full[:h]...)
+		out = append(out, Stop{"...", full[h].at})
 		return append(out, full[len(full)-h:]...)
 	case q.Start != "":
 		s := first(p, q.Start)
@@ -349,7 +349,7 @@ func (q refPaths) cut(p []refStop) []refStop {
 }
 
 // params is the request the API takes.
-func (q refPaths) params() map[string]any {
+func (q Paths) Params() map[string]any {
 	m := map[string]any{"insight": "PATHS", "date_from": q.From.Format("2006-01-02T15:04:05Z"),
 		"date_to": q.To.Add(-time.Microsecond).Format("2006-01-02T15:04:05.999999Z")}
 	var types []string
@@ -385,7 +385,7 @@ func (q refPaths) params() map[string]any {
 		m["path_replacements"] = true
 	}
 	if len(q.Properties) > 0 {
-		m["properties"] = conditions(q.Properties)
+		m["properties"] = Conditions(q.Properties)
 	}
 	if q.TestAccounts {
 		m["filter_test_accounts"] = true
@@ -412,7 +412,7 @@ func (q refPaths) params() map[string]any {
 		m["max_edge_weight"] = q.MaxWeight
 	}
 	if q.Funnel != nil {
-		f := q.Funnel.filter(nil)
+		f := q.Funnel.Filter(nil)
 		f["funnel_step"] = q.FunnelStep
 		m["funnel_filter"] = f
 		m["funnel_paths"] = q.FunnelPaths

@@ -1,4 +1,4 @@
-package api
+package analysis_test
 
 // Random event sets, many of them tied in time and merged by $identify,
 // where every funnel mode must agree with the reference.
@@ -10,16 +10,19 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
 )
 
 // randomEvents are seeded random events of 30 persons over two days,
 // with many events at the same time, some persons starting anonymous and
 // identifying part way.
-func randomEvents(seed int64) []refEvent {
+func randomEvents(seed int64) []reference.Event {
 	r := rand.New(rand.NewSource(seed))
 	// uuids from the seed too, so that a run's ties are the next run's.
 	id := func() string { return uuid.Must(uuid.NewRandomFromReader(r)).String() }
-	var out []refEvent
+	var out []reference.Event
 	for i := range 30 {
 		user := fmt.Sprintf("s%d-user-%d", seed, i)
 		anon := ""
@@ -27,24 +30,24 @@ func randomEvents(seed int64) []refEvent {
 			anon = user + "-anon"
 		}
 		n := 1 + r.Intn(10)
-		at := fday.Add(-12 * h)
+		at := analysistest.Fday.Add(-12 * h)
 		for k := range n {
 			if k == 0 || r.Intn(4) != 0 { // else the same time as the previous event
-				at = fday.Add(-12*h + time.Duration(r.Intn(100))*20*mi)
+				at = analysistest.Fday.Add(-12*h + time.Duration(r.Intn(100))*20*mi)
 			}
 			who := user
 			if anon != "" && k < n/2 {
 				who = anon
 			}
 			if anon != "" && k == n/2 {
-				out = append(out, refEvent{UUID: id(), DistinctID: user, Event: "$identify", At: at,
+				out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at,
 					Props: map[string]any{"$anon_distinct_id": anon}})
 			}
 			props := map[string]any{}
 			if v := []string{"free", "pro", "", "ent"}[r.Intn(4)]; v != "" {
 				props["plan"] = v
 			}
-			out = append(out, refEvent{UUID: id(), DistinctID: who,
+			out = append(out, reference.Event{UUID: id(), DistinctID: who,
 				Event: []string{"A", "B", "C", "X", "A", "B", "C"}[r.Intn(7)], At: at, Props: props})
 		}
 	}
@@ -62,29 +65,29 @@ func TestFunnelMatchesTheReferenceOnRandomEvents(t *testing.T) {
 		for _, order := range []string{"ordered", "strict", "unordered"} {
 			for _, steps := range [][]string{{"A", "B", "C"}, {"A", "A", "B"}, {"B", "A"}} {
 				for _, hours := range []int{1, 6} {
-					f := funnelOf(order, steps...).hours(hours)
+					f := analysistest.FunnelOf(order, steps...).Hours(hours)
 					t.Run(fmt.Sprintf("seed %d %s %v within %dh", seed, order, steps, hours), func(t *testing.T) {
-						checkSteps(t, p, events, f, nil, nil)
+						analysistest.CheckSteps(t, p, events, f, nil, nil)
 					})
 				}
 			}
-			narrow := funnelOf(order, "A", "B", "C").hours(6)
+			narrow := analysistest.FunnelOf(order, "A", "B", "C").Hours(6)
 			narrow.Steps[1].Props = map[string]string{"plan": "pro"}
-			anyNext := funnelOf(order, "A", "B").hours(2)
-			anyNext.Steps[1] = refStep{Any: true}
-			global := funnelOf(order, "A", "B").hours(6)
+			anyNext := analysistest.FunnelOf(order, "A", "B").Hours(2)
+			anyNext.Steps[1] = reference.Step{Any: true}
+			global := analysistest.FunnelOf(order, "A", "B").Hours(6)
 			global.Properties = map[string]string{"plan": "pro"}
-			for name, f := range map[string]refFunnel{"a step with properties": narrow, "a step of any event": anyNext, "global properties": global} {
+			for name, f := range map[string]reference.Funnel{"a step with properties": narrow, "a step of any event": anyNext, "global properties": global} {
 				t.Run(fmt.Sprintf("seed %d %s %s", seed, order, name), func(t *testing.T) {
-					checkSteps(t, p, events, f, nil, nil)
+					analysistest.CheckSteps(t, p, events, f, nil, nil)
 				})
 			}
-			base := funnelOf(order, "A", "B", "C").hours(6)
-			for _, x := range []refExclusion{{"X", 0, 1}, {"X", 1, 2}, {"X", 0, 2}} {
+			base := analysistest.FunnelOf(order, "A", "B", "C").Hours(6)
+			for _, x := range []reference.Exclusion{{Event: "X", From: 0, To: 1}, {Event: "X", From: 1, To: 2}, {Event: "X", From: 0, To: 2}} {
 				f := base
-				f.Exclusions = []refExclusion{x}
+				f.Exclusions = []reference.Exclusion{x}
 				t.Run(fmt.Sprintf("seed %d %s excluding X from %d to %d", seed, order, x.From, x.To), func(t *testing.T) {
-					checkSteps(t, p, events, f, nil, nil)
+					analysistest.CheckSteps(t, p, events, f, nil, nil)
 				})
 			}
 			for _, a := range []struct {
@@ -94,41 +97,41 @@ func TestFunnelMatchesTheReferenceOnRandomEvents(t *testing.T) {
 				f := base
 				f.Breakdown, f.Attribution, f.AttributionStep, f.BreakdownLimit = "plan", a.attribution, a.step, a.limit
 				t.Run(fmt.Sprintf("seed %d %s breakdown %s %d limit %d", seed, order, a.attribution, a.step, a.limit), func(t *testing.T) {
-					checkBreakdown(t, p, events, f, nil)
+					analysistest.CheckBreakdown(t, p, events, f, nil)
 				})
 			}
 			t.Run(fmt.Sprintf("seed %d %s time to convert", seed, order), func(t *testing.T) {
-				checkTimeToConvert(t, p, events, base, 0, nil)
+				analysistest.CheckTimeToConvert(t, p, events, base, 0, nil)
 				f := base
 				f.FromStep, f.ToStep = 1, 2
-				checkTimeToConvert(t, p, events, f, 4, nil)
-				f.Exclusions = []refExclusion{{"X", 0, 1}}
-				checkTimeToConvert(t, p, events, f, 3, nil)
+				analysistest.CheckTimeToConvert(t, p, events, f, 4, nil)
+				f.Exclusions = []reference.Exclusion{{Event: "X", From: 0, To: 1}}
+				analysistest.CheckTimeToConvert(t, p, events, f, 3, nil)
 			})
 			t.Run(fmt.Sprintf("seed %d %s timing", seed, order), func(t *testing.T) {
-				checkTiming(t, p, events, base, 0)
+				analysistest.CheckTiming(t, p, events, base, 0)
 			})
 			t.Run(fmt.Sprintf("seed %d %s breakdown with an exclusion", seed, order), func(t *testing.T) {
 				f := base
-				f.Breakdown, f.Attribution, f.Exclusions = "plan", "last_touch", []refExclusion{{"X", 1, 2}}
-				checkBreakdown(t, p, events, f, nil)
+				f.Breakdown, f.Attribution, f.Exclusions = "plan", "last_touch", []reference.Exclusion{{Event: "X", From: 1, To: 2}}
+				analysistest.CheckBreakdown(t, p, events, f, nil)
 			})
 			t.Run(fmt.Sprintf("seed %d %s on 3 March only", seed, order), func(t *testing.T) {
 				f := base
 				f.DateFrom, f.DateTo = "2026-03-03", "2026-03-03"
-				checkSteps(t, p, events, f, nil, nil)
+				analysistest.CheckSteps(t, p, events, f, nil, nil)
 			})
 		}
 		for _, order := range []string{"ordered", "strict", "unordered"} {
-			f := funnelOf(order, "A", "B").hours(6)
+			f := analysistest.FunnelOf(order, "A", "B").Hours(6)
 			f.DateFrom, f.DateTo = "2026-03-02", "2026-03-05"
-			t.Run(fmt.Sprintf("seed %d %s trends", seed, order), func(t *testing.T) { checkTrends(t, p, events, f, nil) })
-			g := funnelOf(order, "A", "B", "C").hours(6)
+			t.Run(fmt.Sprintf("seed %d %s trends", seed, order), func(t *testing.T) { analysistest.CheckTrends(t, p, events, f, nil) })
+			g := analysistest.FunnelOf(order, "A", "B", "C").Hours(6)
 			g.DateFrom, g.DateTo, g.FromStep, g.ToStep = "2026-03-02", "2026-03-05", 1, 2
-			t.Run(fmt.Sprintf("seed %d %s trends from step 1 to 2", seed, order), func(t *testing.T) { checkTrends(t, p, events, g, nil) })
-			x := funnelOf(order, "A", "B", "C").hours(6)
-			x.DateFrom, x.DateTo, x.Exclusions = "2026-03-02", "2026-03-05", []refExclusion{{"X", 0, 1}}
-			t.Run(fmt.Sprintf("seed %d %s trends with an exclusion", seed, order), func(t *testing.T) { checkTrends(t, p, events, x, nil) })
+			t.Run(fmt.Sprintf("seed %d %s trends from step 1 to 2", seed, order), func(t *testing.T) { analysistest.CheckTrends(t, p, events, g, nil) })
+			x := analysistest.FunnelOf(order, "A", "B", "C").Hours(6)
+			x.DateFrom, x.DateTo, x.Exclusions = "2026-03-02", "2026-03-05", []reference.Exclusion{{Event: "X", From: 0, To: 1}}
+			t.Run(fmt.Sprintf("seed %d %s trends with an exclusion", seed, order), func(t *testing.T) { analysistest.CheckTrends(t, p, events, x, nil) })
 		}
 	}
 }

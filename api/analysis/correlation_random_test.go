@@ -1,0 +1,68 @@
+package analysis_test
+
+// Funnel correlation on random events (each type, the three order types,
+// exclusions, merged persons, groups) against the reference
+// (correlation_reference_test.go), and cases worked by hand.
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/insightd/insightd/api/analysis/analysistest"
+	"github.com/insightd/insightd/querybuilder/reference"
+)
+
+func TestCorrelationMatchesTheReferenceOnRandomEvents(t *testing.T) {
+	env := newFunnelEnv(t)
+	nonEmpty, requests := 0, 0
+	for seed := int64(1); seed <= 4; seed++ {
+		events := analysistest.CorrelationEvents(seed)
+		p := env.project(t, events)
+		r := rand.New(rand.NewSource(seed * 7))
+		for i := range 18 {
+			f := reference.Funnel{Steps: []reference.Step{{Event: "A"}, {Event: "B"}, {Event: "C"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06",
+				Order: []string{"ordered", "strict", "unordered"}[(i/3)%3], WindowInterval: 1 + r.Intn(24), WindowUnit: "hour"}
+			if r.Intn(4) == 0 {
+				f.Exclusions = []reference.Exclusion{{Event: "Z", From: 0, To: 1}}
+			}
+			if r.Intn(5) == 0 {
+				f.GroupIndex = 1
+			}
+			// The type is i%3 and the order (i/3)%3: each seed runs every
+			// type with every order type twice.
+			c := reference.Correlation{Funnel: f}
+			switch i % 3 {
+			case 0:
+				if r.Intn(2) == 0 {
+					c.ExcludeEvents = []string{"Y"}
+				}
+			case 1:
+				if f.GroupIndex > 0 {
+					f.GroupIndex = 0
+					c.Funnel = f
+				}
+				c.Type = "properties"
+				c.Names = []string{"tier", "missing"}
+				if r.Intn(2) == 0 {
+					c.Names, c.AllNames, c.ExcludeNames = nil, true, []string{"age"}
+				}
+			default:
+				// Capture adds $ip, which the reference does not know.
+				c.Type, c.EventNames, c.ExcludeEventProperties = "event_with_properties", []string{"X", "Y"}, []string{"$ip"}
+				if r.Intn(2) == 0 {
+					c.ExcludeEventProperties = append(c.ExcludeEventProperties, "n")
+				}
+			}
+			t.Run(fmt.Sprintf("seed %d request %d %s %s", seed, i, c.Type, f.Order), func(t *testing.T) {
+				requests++
+				if got := analysistest.CheckCorrelation(t, p, events, c); len(got.Events) > 0 {
+					nonEmpty++
+				}
+			})
+		}
+	}
+	if nonEmpty*2 < requests {
+		t.Fatalf("only %d of %d requests had items: the random requests test little", nonEmpty, requests)
+	}
+}
