@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -10,9 +11,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/insightd/insightd/api/analysis"
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
 
@@ -34,19 +35,13 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			return
 		}
 		kind, _ := querybuilder.ForPersons(route)
-		env, err := s.analysis.Entities(c.Request.Context(), p, params)
+		ctx := c.Request.Context()
+		a, err := s.analysis.PrepareActors(ctx, analysis.ActorsRequest{Project: p, Kind: kind, Filter: params})
+		if errors.Is(err, analysis.ErrNoActors) {
+			err = httpx.NotFound()
+		}
 		if err != nil {
 			httpx.WriteError(c, err)
-			return
-		}
-		q, err := kind.Parse(params, env)
-		if err != nil {
-			httpx.WriteError(c, err)
-			return
-		}
-		lister, ok := q.(querybuilder.ActorsLister)
-		if !ok {
-			httpx.WriteError(c, httpx.NotFound())
 			return
 		}
 		page := querybuilder.Page{Limit: actorsPageLimit}
@@ -61,57 +56,24 @@ func (s *Server) actors(route string) gin.HandlerFunc {
 			}
 		}
 		page.Limit = min(max(page.Limit, 1), actorsPageLimit)
-		ctx := c.Request.Context()
-		f, err := olap.ReadFacts(ctx, s.engine, s.cfg.Schema, p.ID, q.Needs())
-		if err != nil {
-			httpx.WriteError(c, err)
-			return
-		}
-		typ := lister.ActorType(params)
 		if httpx.WantsCSV(c) {
-			s.exportActors(c, p, lister, params, f, typ)
+			s.exportActors(c, p, a)
 			return
 		}
-		stmt, err := lister.Actors(params, f, page)
+		listed, err := s.analysis.Page(ctx, a, page)
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
 		}
-		rows, err := s.analysis.Query(ctx, p.ID, stmt)
+		people, err := s.actorsOfType(ctx, p, a.Type, listed.IDs)
 		if err != nil {
 			httpx.WriteError(c, err)
 			return
 		}
-		total := httpx.PageTotal(rows, 1)
-		if len(rows.Data) == 0 && page.Offset > 0 {
-			// Past the last page no row carries the total: read it from the first.
-			stmt, err := lister.Actors(params, f, querybuilder.Page{Limit: 1})
-			if err == nil {
-				rows, err = s.analysis.Query(ctx, p.ID, stmt)
-			}
-			if err != nil {
-				httpx.WriteError(c, err)
-				return
-			}
-			total, rows.Data = httpx.PageTotal(rows, 1), nil
+		if listed.Appearances != nil {
+			withAppearances(people, listed.Appearances)
 		}
-		var ids []string
-		var appearances [][]int // a retention row's: per actor, 0 or 1 per interval
-		for _, r := range rows.Data {
-			id, _ := r[0].(string)
-			ids = append(ids, id)
-			if len(r) > 2 {
-				appearances = append(appearances, intList(r[2]))
-			}
-		}
-		people, err := s.actorsOfType(ctx, p, typ, ids)
-		if err != nil {
-			httpx.WriteError(c, err)
-			return
-		}
-		if appearances != nil {
-			withAppearances(people, appearances)
-		}
+		total, ids := listed.Total, listed.IDs
 		var next *string
 		if page.Offset+len(ids) < total {
 			u := httpx.LinkWith(c, map[string]string{"limit": strconv.Itoa(page.Limit), "offset": strconv.Itoa(page.Offset + page.Limit)})

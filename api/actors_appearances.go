@@ -16,14 +16,3 @@ func withAppearances(people []any, appearances [][]int) {
 		}
 	}
 }
-
-// intList reads an engine array of unsigned integers.
-func intList(v any) []int {
-	list, _ := v.([]any)
-	out := make([]int, 0, len(list))
-	for _, x := range list {
-		n, _ := x.(uint64)
-		out = append(out, int(n))
-	}
-	return out
-}

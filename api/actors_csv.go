@@ -23,12 +23,13 @@ import (
 // first row: a person's properties are one cell of JSON text (their keys
 // vary from person to person, and a header naming them all would need
 // every row first).
-func (s *Server) exportActors(c *gin.Context, p *metadata.Project, lister querybuilder.ActorsLister, params querybuilder.Params, f querybuilder.Facts, typ querybuilder.ActorType) {
+func (s *Server) exportActors(c *gin.Context, p *metadata.Project, a *analysis.Actors) {
+	typ := a.Type
 	names := []string(p.PersonDisplayNameProperties)
 	if len(names) == 0 {
 		names = defaultDisplayNames
 	}
-	stmt, err := lister.Actors(params, f, querybuilder.Page{Details: &typ, DisplayNames: names})
+	stmt, err := a.Lister.Actors(a.Params, a.Facts, querybuilder.Page{Details: &typ, DisplayNames: names})
 	if err != nil {
 		httpx.WriteError(c, err)
 		return

@@ -89,6 +89,8 @@ func (s *Server) query(c *gin.Context) {
 	switch {
 	case querybuilder.IsInsightNode(kind):
 		s.insightQuery(c, p, body)
+	case kind == "ActorsQuery":
+		s.actorsQuery(c, p, body.Query)
 	case kind == "HogQLQuery" || kind == "EventsQuery":
 		// client_query_id names the statement, so insights/cancel stops
 		// it, as it stops an insight node's.

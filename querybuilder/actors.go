@@ -27,10 +27,48 @@ import (
 // looks up its hundred actors by key (PersonsByID, GroupsByKey).
 // DisplayNames are the person properties that name a person, in order
 // (the project's person_display_name_properties).
+// Order, when set, orders the actors (then by actor); EventCounts adds
+// each actor's matching events as a column event_count, where the kind
+// counts them (trends: ActorsEventCounts).
 type Page struct {
 	Limit, Offset int
 	Details       *ActorType
 	DisplayNames  []string
+	Order         []ActorsOrder
+	EventCounts   bool
+}
+
+// ActorsOrder is one way to order a page of actors (an allow-list: the
+// orderBy terms PostHog's tools send for actors queries).
+type ActorsOrder string
+
+// The orders of actors.
+const (
+	OrderActor           ActorsOrder = "actor"
+	OrderActorDesc       ActorsOrder = "actor DESC"
+	OrderEventCountDesc  ActorsOrder = "event_count DESC"
+	OrderAppearancesDesc ActorsOrder = "arraySum(appearances) DESC"
+)
+
+// orderBy is the page's ORDER BY terms: its orders, then the actor, each
+// term only when the statement has its column.
+func (p Page) orderBy(cols map[string]bool) string {
+	var terms []string
+	for _, o := range p.Order {
+		switch o {
+		case OrderEventCountDesc:
+			if cols["event_count"] {
+				terms = append(terms, string(o))
+			}
+		case OrderAppearancesDesc:
+			if cols["appearances"] {
+				terms = append(terms, string(o))
+			}
+		case OrderActor, OrderActorDesc:
+			terms = append(terms, string(o))
+		}
+	}
+	return strings.Join(append(terms, "actor"), ", ")
 }
 
 // ActorType is what the actors of a number are: persons, groups of one
@@ -81,6 +119,13 @@ type ActorsLister interface {
 	Actors(sel Params, f Facts, page Page) (Statement, error)
 	// ActorType is the type of the actors Actors lists for sel.
 	ActorType(sel Params) ActorType
+}
+
+// ActorEventCounter is an ActorsLister whose pages can carry each
+// actor's matching events (Page.EventCounts: a column event_count).
+type ActorEventCounter interface {
+	ActorsLister
+	CountsActorEvents()
 }
 
 // ActorsColumns are the columns of an actors statement.
@@ -145,10 +190,12 @@ func actorsPage(s *eventSource, sub string, page Page, extra ...string) Statemen
 		return actorsDetails(s, sub, page, extra)
 	}
 	cols := "toString(actor) AS actor, count() OVER () AS total"
+	has := map[string]bool{}
 	for _, c := range extra {
 		cols += ", " + c
+		has[c] = true
 	}
-	sql := "SELECT " + cols + "\nFROM (\n" + indent(sub) + "\n)\nORDER BY actor"
+	sql := "SELECT " + cols + "\nFROM (\n" + indent(sub) + "\n)\nORDER BY " + page.orderBy(has)
 	if page.Limit > 0 {
 		sql += "\nLIMIT " + s.bind("UInt64", uint64(page.Limit)) + " OFFSET " + s.bind("UInt64", uint64(page.Offset))
 	}
@@ -244,4 +291,33 @@ func aggregated(index int) ActorType {
 		return GroupActors(index)
 	}
 	return PersonActors
+}
+
+// bucketOf is the bucket a selection names: by its key, else by the day
+// a result showed for it (days: YYYY-MM-DD, or YYYY-MM-DD HH:MM:SS for
+// hours, in the project's time zone), else by an instant inside it (RFC
+// 3339), as actors queries name a point (InsightActorsQuery.day).
+func bucketOf(buckets []Bucket, key string, loc *time.Location) (Bucket, bool) {
+	for _, b := range buckets {
+		if b.Key == key || b.Day == key {
+			return b, true
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, key)
+	if err != nil {
+		for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"} {
+			if t, err = time.ParseInLocation(layout, key, loc); err == nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return Bucket{}, false
+	}
+	for _, b := range buckets {
+		if !t.Before(b.Start) && t.Before(b.End) {
+			return b, true
+		}
+	}
+	return Bucket{}, false
 }

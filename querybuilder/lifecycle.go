@@ -132,9 +132,16 @@ func (q *LifecycleQuery) Actors(sel Params, f Facts, page Page) (Statement, erro
 				bucket = i + 1
 			}
 		}
+	} else if b, ok := bucketOf(q.Range.Buckets(), target, q.clock.loc); ok {
+		// A day as the result shows it (an actors query's day).
+		for i, x := range q.Range.Buckets() {
+			if x.Start.Equal(b.Start) {
+				bucket = i + 1
+			}
+		}
 	}
 	if bucket == 0 {
-		pr.add("target_date", "target_date must be the start of one of the range's buckets (RFC 3339), got %q", target)
+		pr.add("target_date", "target_date must be the start of one of the range's buckets (RFC 3339) or its day, got %q", target)
 	}
 	active := func(b string) string { return "has(ps, " + b + ")" }
 	if lb.bits {

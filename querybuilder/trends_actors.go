@@ -77,7 +77,14 @@ func (q *TrendsQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 	if q.Breakdown != nil {
 		where = append(where, tb.breakdown(src)+" = "+tb.s.str(value))
 	}
-	sub := tb.s.selectFrom([]string{"DISTINCT " + tb.actor(e) + " AS actor"}, src.read, append(append([]string{}, src.where...), where...))
+	where = append(append([]string{}, src.where...), where...)
+	if page.EventCounts && page.Details == nil {
+		// Each actor's events in the window: the point's matching events.
+		sub := tb.s.selectFrom([]string{tb.actor(e) + " AS actor"}, src.read, where)
+		sub = "SELECT actor, count() AS event_count\nFROM (\n" + indent(sub) + "\n)\nGROUP BY actor"
+		return actorsPage(tb.s, sub, page, "event_count"), nil
+	}
+	sub := tb.s.selectFrom([]string{"DISTINCT " + tb.actor(e) + " AS actor"}, src.read, where)
 	return actorsPage(tb.s, sub, page), nil
 }
 
@@ -94,10 +101,7 @@ func (q *TrendsQuery) actorsWindow(e Entity, r DateRange, key string) (from, to 
 		}
 		return r.From, r.To, true
 	}
-	for _, b := range r.Buckets() {
-		if b.Key != key || !q.timeSeries() {
-			continue
-		}
+	if b, found := bucketOf(r.Buckets(), key, c.loc); found && q.timeSeries() {
 		from, to = b.Start, b.End.Add(-time.Microsecond)
 		switch {
 		case active && q.Interval == IntervalHour:
@@ -129,3 +133,7 @@ func earlier(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// CountsActorEvents implements ActorEventCounter: a trend's actors carry
+// their matching events (Page.EventCounts).
+func (q *TrendsQuery) CountsActorEvents() {}
