@@ -489,13 +489,13 @@ func TestFunnelStepLimits(t *testing.T) {
 	t.Run("21 steps are a 400 naming events", func(t *testing.T) {
 		p.wantInvalid(t, "funnel", funnelOf("", append(names, "one more")...).filter(nil), "events")
 	})
-	t.Run("1 step is a 400 naming events", func(t *testing.T) {
-		p.wantInvalid(t, "funnel", funnelOf("", "step 01").filter(nil), "events")
+	t.Run("1 step counts the persons who did it, as PostHog allows", func(t *testing.T) {
+		checkSteps(t, p, events, funnelOf("", "step 01"), nil, []refStepResult{st(2)})
 	})
 	t.Run("no steps is a 400 naming events", func(t *testing.T) {
 		p.wantInvalid(t, "funnel", funnelOf("").filter(map[string]any{"events": []any{}}), "events")
 	})
-	t.Run("the timing endpoint has the same limits", func(t *testing.T) {
+	t.Run("the timing endpoint has the same limits, and times no one-step funnel", func(t *testing.T) {
 		p.wantInvalid(t, "timing", funnelOf("", append(names, "one more")...).filter(nil), "events")
 		p.wantInvalid(t, "timing", funnelOf("", "step 01").filter(nil), "events")
 	})
