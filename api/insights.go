@@ -363,36 +363,39 @@ const (
 
 // insightJSON is an insight with every field of the contract.
 type insightJSON struct {
-	ID                        int64               `json:"id"`
-	ShortID                   string              `json:"short_id"`
-	Name                      *string             `json:"name"`
-	DerivedName               *string             `json:"derived_name"`
-	Filters                   json.RawMessage     `json:"filters"`
-	Query                     json.RawMessage     `json:"query"`
-	Order                     *int64              `json:"order"`
-	Deleted                   bool                `json:"deleted"`
-	Dashboards                []int64             `json:"dashboards"`
-	DashboardTiles            []dashboardTileJSON `json:"dashboard_tiles"`
-	LastRefresh               *time.Time          `json:"last_refresh"`
-	CacheTargetAge            *string             `json:"cache_target_age"`
-	NextAllowedClientRefresh  *time.Time          `json:"next_allowed_client_refresh"`
-	Result                    json.RawMessage     `json:"result"`
-	Columns                   json.RawMessage     `json:"columns"`
-	CreatedAt                 time.Time           `json:"created_at"`
-	CreatedBy                 *userJSON           `json:"created_by"`
-	Description               string              `json:"description"`
-	UpdatedAt                 time.Time           `json:"updated_at"`
-	Tags                      []string            `json:"tags"`
-	Favorited                 bool                `json:"favorited"`
-	Saved                     bool                `json:"saved"`
-	LastModifiedAt            time.Time           `json:"last_modified_at"`
-	LastModifiedBy            *userJSON           `json:"last_modified_by"`
-	IsSample                  bool                `json:"is_sample"`
-	EffectiveRestrictionLevel int                 `json:"effective_restriction_level"`
-	EffectivePrivilegeLevel   int                 `json:"effective_privilege_level"`
-	Timezone                  string              `json:"timezone"`
-	IsCached                  bool                `json:"is_cached"`
-	QueryStatus               json.RawMessage     `json:"query_status"`
+	ID                       int64               `json:"id"`
+	ShortID                  string              `json:"short_id"`
+	Name                     *string             `json:"name"`
+	DerivedName              *string             `json:"derived_name"`
+	Filters                  json.RawMessage     `json:"filters"`
+	Query                    json.RawMessage     `json:"query"`
+	Order                    *int64              `json:"order"`
+	Deleted                  bool                `json:"deleted"`
+	Dashboards               []int64             `json:"dashboards"`
+	DashboardTiles           []dashboardTileJSON `json:"dashboard_tiles"`
+	LastRefresh              *time.Time          `json:"last_refresh"`
+	CacheTargetAge           *string             `json:"cache_target_age"`
+	NextAllowedClientRefresh *time.Time          `json:"next_allowed_client_refresh"`
+	Result                   json.RawMessage     `json:"result"`
+	Columns                  json.RawMessage     `json:"columns"`
+	// Types and HasMore come with a HogQL statement's rows only.
+	Types                     json.RawMessage `json:"types,omitempty"`
+	HasMore                   *bool           `json:"hasMore,omitempty"`
+	CreatedAt                 time.Time       `json:"created_at"`
+	CreatedBy                 *userJSON       `json:"created_by"`
+	Description               string          `json:"description"`
+	UpdatedAt                 time.Time       `json:"updated_at"`
+	Tags                      []string        `json:"tags"`
+	Favorited                 bool            `json:"favorited"`
+	Saved                     bool            `json:"saved"`
+	LastModifiedAt            time.Time       `json:"last_modified_at"`
+	LastModifiedBy            *userJSON       `json:"last_modified_by"`
+	IsSample                  bool            `json:"is_sample"`
+	EffectiveRestrictionLevel int             `json:"effective_restriction_level"`
+	EffectivePrivilegeLevel   int             `json:"effective_privilege_level"`
+	Timezone                  string          `json:"timezone"`
+	IsCached                  bool            `json:"is_cached"`
+	QueryStatus               json.RawMessage `json:"query_status"`
 }
 
 // insightObject renders an insight of project p. The analysis fields

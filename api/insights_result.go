@@ -58,6 +58,12 @@ func invalidFilters(err error, out *insightJSON) error {
 	if errors.Is(err, analysis.ErrNotComputed) {
 		return nil
 	}
+	// The engine refusing a statement the insight's author wrote is the
+	// insight's problem too, when it is one of the statement's.
+	var se *analysis.StatementError
+	if errors.As(err, &se) {
+		err = statementError(se.Err, "query")
+	}
 	if e := httpx.ToError(err); e.Kind == httpx.KindInvalid {
 		b, _ := json.Marshal(queryStatusJSON{Complete: true, Error: true, ErrorMessage: e.Detail})
 		out.QueryStatus = b
@@ -78,6 +84,18 @@ func setSavedResult(r *analysis.Result, err error, out *insightJSON) error {
 	next := r.NextRefresh.UTC()
 	target := r.StaleAt.UTC().Format(time.RFC3339Nano)
 	out.Result, out.IsCached, out.LastRefresh = r.Raw, r.Cached, &computed
+	if r.Tabular() {
+		// A HogQL statement's rows are the result, its columns beside
+		// them, as PostHog answers a SQL insight.
+		var t struct {
+			Columns, Types, Results json.RawMessage
+			HasMore                 *bool `json:"hasMore"`
+		}
+		if err := json.Unmarshal(r.Raw, &t); err != nil {
+			return err
+		}
+		out.Result, out.Columns, out.Types, out.HasMore = t.Results, t.Columns, t.Types, t.HasMore
+	}
 	out.NextAllowedClientRefresh, out.CacheTargetAge = &next, &target
 	out.Timezone = r.Timezone
 	return nil

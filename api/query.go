@@ -91,7 +91,7 @@ func (s *Server) query(c *gin.Context) {
 		s.insightQuery(c, p, body)
 	case kind == "ActorsQuery":
 		s.actorsQuery(c, p, body.Query)
-	case kind == "HogQLQuery" || kind == "EventsQuery":
+	case querybuilder.IsHogQLNode(kind) || kind == "EventsQuery":
 		// client_query_id names the statement, so insights/cancel stops
 		// it, as it stops an insight node's.
 		queryID, err := analysisQueryID(c, p.ID, clientQueryParams(body))
@@ -99,7 +99,7 @@ func (s *Server) query(c *gin.Context) {
 			httpx.WriteError(c, err)
 			return
 		}
-		if kind == "HogQLQuery" {
+		if kind != "EventsQuery" {
 			s.hogqlQuery(c, p, body.Query, queryID)
 		} else {
 			s.eventsQuery(c, p, body.Query, queryID)
@@ -142,32 +142,28 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 	c.JSON(http.StatusOK, env)
 }
 
-// hogqlQuery runs a HogQLQuery.
+// hogqlQuery runs a HogQLQuery, or the DataVisualizationNode around one
+// (answered as the HogQLQuery is, as PostHog does), uncached: the
+// statement is the client's own, run as it asks.
 func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage, queryID string) {
-	var n struct {
-		Query        string          `json:"query"`
-		Values       json.RawMessage `json:"values"`
-		Placeholders json.RawMessage `json:"placeholders"`
-	}
-	if json.Unmarshal(raw, &n) != nil || n.Query == "" {
-		httpx.WriteError(c, httpx.Invalid("query.query", "query.query must be the HogQL text of a SELECT."))
-		return
-	}
-	if !httpx.IsJSONNull(n.Placeholders) && len(n.Placeholders) > 0 && string(n.Placeholders) != "{}" {
-		httpx.WriteError(c, httpx.Invalid("query.placeholders", "query.placeholders (expressions) are not supported; bind values with query.values."))
-		return
-	}
-	values, err := querybuilder.HogQLValues(n.Values, "query.values")
+	node, err := querybuilder.TranslateHogQLNode(raw, "query")
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
-	st, err := querybuilder.BuildHogQL(n.Query, values, s.analysis.Env(p), "query.query")
+	// The cohorts its filters (and the test-account filters) name.
+	env, err := s.analysis.Entities(c.Request.Context(), p, node.Params)
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
-	s.runHogQL(c, p, st, nil, n.Query, "query.query", queryID)
+	q, err := querybuilder.ParseHogQL(node.Params, env)
+	if err != nil {
+		httpx.WriteError(c, querybuilder.NodeErrors(node, err))
+		return
+	}
+	hq := q.(*querybuilder.HogQLQuery)
+	s.runHogQL(c, p, hq.Statement(), nil, hq.Text, node.Origins[querybuilder.HogQLTextParam], queryID)
 }
 
 // eventsQuery runs an EventsQuery.
@@ -207,27 +203,11 @@ func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.H
 	for i, col := range rows.Columns {
 		types[i] = col.Type
 	}
-	env := hogqlEnvelope{Columns: st.Columns, Types: types, Results: rows.Data, Limit: st.Limit,
+	res := querybuilder.ShapeHogQL(st, types, rows.Data)
+	env := hogqlEnvelope{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore, Limit: res.Limit,
 		LastRefresh: time.Now().UTC().Format(time.RFC3339Nano), Timezone: s.analysis.Env(p).Project.Timezone, Query: text}
 	if env.Timezone == "" {
 		env.Timezone = "UTC"
-	}
-	if len(env.Results) > st.Limit {
-		env.Results, env.HasMore = env.Results[:st.Limit], true
-	}
-	if env.Results == nil {
-		env.Results = [][]any{}
-	}
-	// Dates answer as PostHog's do, a day without a time.
-	for i, col := range rows.Columns {
-		if col.Type != "Date" && col.Type != "Date32" && col.Type != "Nullable(Date)" {
-			continue
-		}
-		for _, row := range env.Results {
-			if t, ok := row[i].(time.Time); ok {
-				row[i] = t.Format(time.DateOnly)
-			}
-		}
 	}
 	for i, isStar := range star {
 		if !isStar {

@@ -136,8 +136,9 @@ func TestInsightNodesRefuseWhatTheyCannotHonour(t *testing.T) {
 		`{"kind": "EventsQuery", "select": ["event"], "properties": [{"type": "group", "group_type_index": 0, "key": "industry", "value": "tech"}]}`: "query.properties",
 		// Problems the kind finds name the node's fields, not the legacy
 		// parameters they became.
-		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "interval": "year"}`: "query.interval",
-		`{"kind": "FunnelsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}]}`:            "query.series",
+		`{"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "interval": "year"}`:                                             "query.interval",
+		`{"kind": "FunnelsQuery", "series": []}`:                                                                                                    "query.series",
+		`{"kind": "FunnelsQuery", "series": [{"kind": "EventsNode", "event": "$pageview"}], "funnelsFilter": {"funnelVizType": "time_to_convert"}}`: "query.funnelsFilter.funnelVizType",
 		`{"kind": "FunnelsQuery", "series": [{"kind": "EventsNode", "event": "a"}, {"kind": "EventsNode", "event": "b"}], "funnelsFilter": {"exclusions": [{"kind": "EventsNode", "event": "x", "funnelFromStep": 0, "funnelToStep": 5}]}}`:                                              "query.funnelsFilter.exclusions",
 		`{"kind": "RetentionQuery", "properties": [{"key": "a", "operator": "no_such_operator", "value": 1}], "retentionFilter": {"targetEntity": {"id": "$pageview", "type": "events", "properties": []}, "returningEntity": {"id": "$pageview", "type": "events", "properties": []}}}`: "query.properties",
 		`{"kind": "InsightVizNode", "source": {"kind": "TrendsQuery", "series": [{"kind": "EventsNode", "event": "a"}], "dateRange": {"date_from": "yesterday-ish"}}}`:                                                                                                                   "query.source.dateRange.date_from",

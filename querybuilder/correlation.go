@@ -69,6 +69,10 @@ func ParseCorrelation(p Params, env Env) (*CorrelationQuery, error) {
 	if p.present("breakdown") || p.present("breakdowns") {
 		pr.add("breakdown", "funnel correlation takes a funnel without a breakdown")
 	}
+	if f != nil && len(f.Steps) == 1 {
+		// Everyone who entered a one-step funnel converted.
+		pr.add("events", "funnel correlation compares the actors who converted with those who dropped off: a one-step funnel has no drop-off; add a step")
+	}
 	list := func(name string) []string {
 		l := stringList(p, name, pr)
 		if len(l) > maxCorrelationNames {

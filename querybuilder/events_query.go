@@ -146,7 +146,7 @@ func BuildEventsQuery(raw json.RawMessage, path string, env Env) (EventsQuerySta
 	if !pr.ok() {
 		return EventsQueryStatement{}, pr.err()
 	}
-	st, err := compileHogQL(sel, nil, env, path, b, cond)
+	st, err := compileHogQL(sel, nil, env, path, b, cond, nil)
 	if err != nil {
 		return EventsQueryStatement{}, err
 	}

@@ -266,8 +266,8 @@ func (q *FunnelQuery) Validate() error {
 	}
 	n := len(q.Steps)
 	switch {
-	case n < 2:
-		pr.add("events", "a funnel needs at least 2 steps (events), got %d", n)
+	case n < 1:
+		pr.add("events", "a funnel needs at least 1 step (events), got none")
 	case n > MaxFunnelSteps:
 		pr.add("events", "a funnel has at most %d steps, got %d", MaxFunnelSteps, n)
 	}
@@ -288,6 +288,9 @@ func (q *FunnelQuery) Validate() error {
 	}
 	if q.ToStep < 0 {
 		q.ToStep = last
+	}
+	if n == 1 {
+		q.validateOneStep(pr)
 	}
 	if n >= 2 && (q.FromStep < 0 || q.FromStep >= last) {
 		pr.add("funnel_from_step", "funnel_from_step must be a step before the last (0 to %d), got %d", last-1, q.FromStep)
@@ -310,6 +313,24 @@ func (q *FunnelQuery) Validate() error {
 		}
 	}
 	return pr.err()
+}
+
+// validateOneStep checks what a one-step funnel can answer: it counts
+// the actors who did the step (funnel trends: 100% of each bucket's
+// entrants), and has no conversion between two steps to time, as PostHog
+// says too ("funnel_to_step can only be one of" no step for time to
+// convert).
+func (q *FunnelQuery) validateOneStep(pr *problems) {
+	switch {
+	case q.Viz == VizTimeToConvert:
+		pr.add("funnel_viz_type", "time_to_convert times the conversion between two steps: a one-step funnel has none; add a step or use steps")
+	case q.Viz == VizTiming:
+		pr.add("events", "timing measures the conversion between two steps: a one-step funnel has none; add a step")
+	case q.FromStep != 0:
+		pr.add("funnel_from_step", "a one-step funnel measures from step 0, its only step; got %d", q.FromStep)
+	case q.ToStep != 0:
+		pr.add("funnel_to_step", "a one-step funnel measures to step 0, its only step; got %d", q.ToStep)
+	}
 }
 
 // sameDefinition reports whether two entities select the same events.

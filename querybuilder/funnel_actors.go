@@ -15,7 +15,7 @@ func (q *FunnelQuery) ActorType(Params) ActorType { return aggregated(q.Aggregat
 // funnel folds them (ranked by actors at step 1). The rows are the
 // funnel's own per-actor counted attempts (funnelOn).
 func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) {
-	if q == nil || q.clock.loc == nil || len(q.Steps) < 2 {
+	if q == nil || q.clock.loc == nil || len(q.Steps) < 1 {
 		return Statement{}, errors.New("querybuilder: funnel actors need a request that ParseFunnel validated")
 	}
 	if q.Viz == VizTrends {
@@ -25,6 +25,8 @@ func (q *FunnelQuery) Actors(sel Params, f Facts, page Page) (Statement, error) 
 	step := selInt(sel, "funnel_step", pr)
 	value, _ := sel.str("funnel_step_breakdown", pr)
 	switch {
+	case len(q.Steps) == 1 && step != 1:
+		pr.add("funnel_step", "a one-step funnel's actors are funnel_step 1: no one drops off before its only step")
 	case step == 0 || step > len(q.Steps) || step < -len(q.Steps):
 		pr.add("funnel_step", "funnel_step must be a step (1 to %d), or a negative one (-2 to -%d) for those who dropped off before it", len(q.Steps), len(q.Steps))
 	case step == -1:

@@ -58,7 +58,7 @@ func BuildFunnel(q *FunnelQuery, f Facts) (Statement, error) {
 
 // newFunnelBuilder starts the statement of a validated request.
 func newFunnelBuilder(q *FunnelQuery, f Facts) (*funnelBuilder, error) {
-	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() || len(q.Steps) < 2 || len(q.Steps) > MaxFunnelSteps {
+	if q == nil || q.clock.loc == nil || q.Range.From.IsZero() || len(q.Steps) < 1 || len(q.Steps) > MaxFunnelSteps {
 		return nil, errors.New("querybuilder: BuildFunnel needs a request that ParseFunnel validated")
 	}
 	if err := q.applyFacts(f); err != nil {
@@ -164,8 +164,14 @@ func (fb *funnelBuilder) where(steps []Entity, withExclusions bool) []string {
 // excluded: has done, in the range, an exclusion or the event that
 // reaching step 2 needs: step 2's (ordered, strict), any step's but
 // step 1's (unordered). "1" when that is everyone who entered: when that
-// step can be any event, or is step 1 again.
+// step can be any event, or is step 1 again; "0", no one, in a one-step
+// funnel.
 func (fb *funnelBuilder) hot() string {
+	if fb.n == 1 {
+		// A one-step funnel has no step 2 to reach (and no exclusion,
+		// which needs two steps): every actor who entered is at step 1.
+		return "0"
+	}
 	first := fb.q.Steps[0]
 	var needed []Entity
 	for i, s := range fb.q.Steps[1:] {

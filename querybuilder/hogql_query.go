@@ -50,6 +50,10 @@ type hogqlResolver struct {
 	// statement's own events scan adds (an EventsQuery's event, range
 	// and properties), not its subqueries'.
 	cond scanCond
+	// filters is the condition of a HogQLQuery's filters, which the
+	// {filters} placeholder reads from the events scan of its select
+	// (hogql_filters.go); nil when the statement has no filters.
+	filters *hogqlFilters
 }
 
 // scanCond is such a condition and what it reads of the event's person:
@@ -65,10 +69,13 @@ type scanCond struct {
 const condPersonColumn = "pc_"
 
 // personReads is what an events scan reads of its event's person: the
-// merged person id, and person-level expressions (pp_0, pp_1...).
+// merged person id, and person-level expressions (pp_0, pp_1...);
+// filters marks a scan that {filters} reads, which computes the
+// filters' condition as a column of its own.
 type personReads struct {
-	id   bool
-	cols []string
+	id      bool
+	cols    []string
+	filters bool
 }
 
 func (r *hogqlResolver) scan(alias string) *personReads {
@@ -137,23 +144,35 @@ func (r *hogqlResolver) Source(scan hogql.Scan, _ func(string, any) string) (str
 		for _, col := range materializedColumns {
 			cols = append(cols, "e."+col+" AS "+col)
 		}
-		from := s.Events + " AS e"
 		reads := r.scans[alias]
 		if reads == nil {
 			reads = &personReads{}
 		}
-		if reads.id || condReads.id {
+		filterReads := &personReads{}
+		if reads.filters {
+			cols = append(cols, r.filters.cond+" AS "+filtersColumn)
+			filterReads = r.filters.reads
+		}
+		// Person columns by prefix: the fields', the scan condition's and
+		// the filters'.
+		groups := []struct {
+			prefix string
+			exprs  []string
+		}{{"pp_", reads.cols}, {condPersonColumn, condReads.cols}, {filtersPersonColumn, filterReads.cols}}
+		from := s.Events + " AS e"
+		if reads.id || condReads.id || filterReads.id {
 			cols = append(cols, EventPersonID+" AS person_id")
 			from += "\n" + s.OverridesJoin("e")
-			if len(reads.cols)+len(condReads.cols) > 0 {
-				pcols := []string{"id"}
-				for i, expr := range reads.cols {
-					pcols = append(pcols, fmt.Sprintf("argMax(%s, version) AS pp_%d", expr, i))
-					cols = append(cols, fmt.Sprintf("pp.pp_%d AS pp_%d", i, i))
+			pcols := []string{"id"}
+			for _, g := range groups {
+				for i, expr := range g.exprs {
+					pcols = append(pcols, fmt.Sprintf("argMax(%s, version) AS %s%d", expr, g.prefix, i))
 				}
-				for i, expr := range condReads.cols {
-					pcols = append(pcols, fmt.Sprintf("argMax(%s, version) AS %s%d", expr, condPersonColumn, i))
-				}
+			}
+			for i := range reads.cols {
+				cols = append(cols, fmt.Sprintf("pp.pp_%d AS pp_%d", i, i))
+			}
+			if len(pcols) > 1 {
 				from += "\nLEFT JOIN (\n    SELECT " + strings.Join(pcols, ", ") + "\n    FROM " + s.Persons +
 					" WHERE team_id = {team:Int64}\n    GROUP BY id HAVING argMax(is_deleted, version) = 0\n) AS pp ON pp.id = " + EventPersonID
 			}
@@ -177,19 +196,29 @@ var materializedColumns = []string{"mat_current_url", "mat_pathname", "mat_scree
 // BuildHogQL compiles a HogQLQuery's text with its placeholder values
 // for project env.Project; refusals are *ValidationErrors naming attr.
 func BuildHogQL(text string, values map[string]any, env Env, attr string) (HogQLStatement, error) {
+	return buildHogQL(text, values, env, attr, nil)
+}
+
+// buildHogQL is BuildHogQL with the statement's filters, which
+// {filters} reads (nil: {filters} is a value like any other).
+func buildHogQL(text string, values map[string]any, env Env, attr string, filters *hogqlFilters) (HogQLStatement, error) {
 	s, err := hogql.ParseSelect(text)
 	if err != nil {
 		return HogQLStatement{}, &ValidationError{Attr: attr, Detail: hogqlMessage(err)}
 	}
 	b := newBinder()
 	b.named("team", "Int64", env.Project.ID)
-	return compileHogQL(s, values, env, attr, b, scanCond{})
+	if filters != nil {
+		b.named("tz", "String", filters.common.clock.loc.String())
+	}
+	return compileHogQL(s, values, env, attr, b, scanCond{}, filters)
 }
 
 // compileHogQL limits and compiles a parsed select.
 // Every value is bound by b, which holds {team}; cond is added to the
-// statement's own events scan ("" for none, else starting with AND).
-func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, b *binder, cond scanCond) (HogQLStatement, error) {
+// statement's own events scan ("" for none, else starting with AND);
+// filters, when not nil, fill {filters}.
+func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, b *binder, cond scanCond, filters *hogqlFilters) (HogQLStatement, error) {
 	// One row past the limit tells that there are more. In a union each
 	// part's LIMIT is its own (ClickHouse's reading): the union is read
 	// through a select of its own, under the default limit.
@@ -205,8 +234,12 @@ func compileHogQL(s *hogql.Select, values map[string]any, env Env, attr string, 
 	if !union {
 		s.Limit = &hogql.Constant{Value: int64(limit + 1)}
 	}
-	r := &hogqlResolver{schema: env.Schema.OrDefault(), scans: map[string]*personReads{}, cond: cond}
-	out, err := hogql.CompileSelect(s, &hogql.Compiler{Resolver: r, Bind: b.bind, Placeholders: values, Aggregates: true})
+	r := &hogqlResolver{schema: env.Schema.OrDefault(), scans: map[string]*personReads{}, cond: cond, filters: filters}
+	c := &hogql.Compiler{Resolver: r, Bind: b.bind, Placeholders: values, Aggregates: true}
+	if filters != nil {
+		c.Filters = r.Filters(b)
+	}
+	out, err := hogql.CompileSelect(s, c)
 	if err != nil {
 		return HogQLStatement{}, &ValidationError{Attr: attr, Detail: hogqlMessage(err)}
 	}

@@ -107,7 +107,7 @@ func TestPathsRefuseWhatCannotRun(t *testing.T) {
 		`{"funnel_paths": "funnel_path_after_step", "funnel_step": -1, "funnel_filter": ` + goldenFunnelFilter + `}`:   "funnel_step",
 		`{"funnel_paths": "funnel_path_after_step", "funnel_step": 4, "funnel_filter": ` + goldenFunnelFilter + `}`:    "funnel_step",
 		`{"funnel_paths": "funnel_path_between_steps", "funnel_step": 1, "funnel_filter": ` + goldenFunnelFilter + `}`: "funnel_step",
-		`{"funnel_paths": "funnel_path_after_step", "funnel_step": 1, "funnel_filter": {"events": [{"id": "a"}]}}`:     "funnel_filter",
+		`{"funnel_paths": "funnel_path_after_step", "funnel_step": 1, "funnel_filter": {"events": []}}`:                "funnel_filter",
 		`{"aggregation_group_type_index": 9}`:                                                                          "aggregation_group_type_index",
 	} {
 		p, err := ParseBody([]byte(body))

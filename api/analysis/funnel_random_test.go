@@ -135,3 +135,36 @@ func TestFunnelMatchesTheReferenceOnRandomEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestOneStepFunnelsMatchTheReferenceOnRandomEvents adds one-step cases
+// to the random test's event sets (randomEvents): every order type, a
+// step with properties, global properties, breakdowns and trends.
+func TestOneStepFunnelsMatchTheReferenceOnRandomEvents(t *testing.T) {
+	env := newFunnelEnv(t)
+	for _, seed := range []int64{1, 2, 3} {
+		events := randomEvents(seed)
+		p := env.project(t, events)
+		for _, order := range []string{"ordered", "strict", "unordered"} {
+			for _, step := range []string{"A", "X"} {
+				t.Run(fmt.Sprintf("seed %d %s %s", seed, order, step), func(t *testing.T) {
+					analysistest.CheckSteps(t, p, events, analysistest.FunnelOf(order, step).Hours(1), nil, nil)
+				})
+			}
+			narrow := analysistest.FunnelOf(order, "B")
+			narrow.Steps[0].Props = map[string]string{"plan": "pro"}
+			global := analysistest.FunnelOf(order, "C")
+			global.Properties = map[string]string{"plan": "free"}
+			for name, f := range map[string]reference.Funnel{"a step with properties": narrow, "global properties": global} {
+				t.Run(fmt.Sprintf("seed %d %s %s", seed, order, name), func(t *testing.T) { analysistest.CheckSteps(t, p, events, f, nil, nil) })
+			}
+			for _, a := range []string{"first_touch", "last_touch", "step"} {
+				f := analysistest.FunnelOf(order, "A")
+				f.Breakdown, f.Attribution, f.BreakdownLimit = "plan", a, 2
+				t.Run(fmt.Sprintf("seed %d %s breakdown %s", seed, order, a), func(t *testing.T) { analysistest.CheckBreakdown(t, p, events, f, nil) })
+			}
+			f := analysistest.FunnelOf(order, "B")
+			f.DateFrom, f.DateTo = "2026-03-02", "2026-03-05"
+			t.Run(fmt.Sprintf("seed %d %s trends", seed, order), func(t *testing.T) { analysistest.CheckTrends(t, p, events, f, nil) })
+		}
+	}
+}

@@ -491,13 +491,13 @@ func TestFunnelStepLimits(t *testing.T) {
 	t.Run("21 steps are a 400 naming events", func(t *testing.T) {
 		p.wantInvalid(t, "funnel", analysistest.FunnelOf("", append(names, "one more")...).Filter(nil), "events")
 	})
-	t.Run("1 step is a 400 naming events", func(t *testing.T) {
-		p.wantInvalid(t, "funnel", analysistest.FunnelOf("", "step 01").Filter(nil), "events")
+	t.Run("1 step counts the persons who did it, as PostHog allows", func(t *testing.T) {
+		analysistest.CheckSteps(t, p, events, analysistest.FunnelOf("", "step 01"), nil, []reference.StepResult{analysistest.St(2)})
 	})
 	t.Run("no steps is a 400 naming events", func(t *testing.T) {
 		p.wantInvalid(t, "funnel", analysistest.FunnelOf("").Filter(map[string]any{"events": []any{}}), "events")
 	})
-	t.Run("the timing endpoint has the same limits", func(t *testing.T) {
+	t.Run("the timing endpoint has the same limits, and times no one-step funnel", func(t *testing.T) {
 		p.wantInvalid(t, "timing", analysistest.FunnelOf("", append(names, "one more")...).Filter(nil), "events")
 		p.wantInvalid(t, "timing", analysistest.FunnelOf("", "step 01").Filter(nil), "events")
 	})

@@ -45,14 +45,14 @@ func (r Request) params() (querybuilder.Params, *querybuilder.InsightNode, error
 	var node *querybuilder.InsightNode
 	switch {
 	case r.Node != nil:
-		n, err := querybuilder.TranslateNode(r.Node, "query")
+		n, err := translateNode(r.Node)
 		if err != nil {
 			return nil, nil, err
 		}
 		params, node = n.Params, n
 	case r.Insight != nil:
 		var err error
-		if params, err = savedParams(r.Insight); err != nil || params == nil {
+		if params, node, err = savedParams(r.Insight); err != nil || params == nil {
 			return nil, nil, err
 		}
 	default:
@@ -64,10 +64,14 @@ func (r Request) params() (querybuilder.Params, *querybuilder.InsightNode, error
 	return params, node, nil
 }
 
-// kind is the registry's kind the request computes.
-func (r Request) kind(params querybuilder.Params) (*querybuilder.Kind, bool) {
+// kind is the kind the request computes: the registry's, or HogQL's
+// for a HogQL node.
+func (r Request) kind(params querybuilder.Params, node *querybuilder.InsightNode) (*querybuilder.Kind, bool) {
 	if params == nil {
 		return nil, false
+	}
+	if node != nil && querybuilder.IsHogQLNode(node.Kind) {
+		return querybuilder.HogQLKind, true
 	}
 	if r.Route != "" {
 		return querybuilder.ForRoute(r.Route, params)
@@ -82,22 +86,35 @@ func (r Request) queryID() string {
 	return ProjectQueryID(r.Project.ID, uuid.NewString())
 }
 
+// translateNode reads a query node: an insight node as its legacy
+// filter, a HogQL node (HogQLQuery, DataVisualizationNode) as a request
+// of HogQLKind.
+func translateNode(raw json.RawMessage) (*querybuilder.InsightNode, error) {
+	if querybuilder.IsHogQLNode(querybuilder.NodeKind(raw)) {
+		return querybuilder.TranslateHogQLNode(raw, "query")
+	}
+	return querybuilder.TranslateNode(raw, "query")
+}
+
 // savedParams is a saved insight's filter: its query node's, when it has
-// an insight node (it wins over filters, as in PostHog), else its
-// filters; nil when neither is an analysis.
-func savedParams(i *metadata.Insight) (querybuilder.Params, error) {
-	if q := json.RawMessage(i.Query.JSONText); i.Query.Valid && querybuilder.IsInsightNode(querybuilder.NodeKind(q)) {
-		node, err := querybuilder.TranslateNode(q, "query")
-		if err != nil {
-			return nil, err
+// an insight or HogQL node (it wins over filters, as in PostHog), else
+// its filters; nil when neither is an analysis. The node is returned
+// when the filter came from one.
+func savedParams(i *metadata.Insight) (querybuilder.Params, *querybuilder.InsightNode, error) {
+	if q := json.RawMessage(i.Query.JSONText); i.Query.Valid {
+		if kind := querybuilder.NodeKind(q); querybuilder.IsInsightNode(kind) || querybuilder.IsHogQLNode(kind) {
+			node, err := translateNode(q)
+			if err != nil {
+				return nil, nil, err
+			}
+			return node.Params, node, nil
 		}
-		return node.Params, nil
 	}
 	var filters map[string]json.RawMessage
 	if json.Unmarshal(i.Filters, &filters) != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return querybuilder.Params(filters), nil
+	return querybuilder.Params(filters), nil, nil
 }
 
 // Analysis is a parsed request of one kind and how its result is cached.
@@ -140,6 +157,14 @@ type Result struct {
 	Timezone string
 	// Debug is the statement, when the request asked for it.
 	Debug *Debug
+}
+
+// Tabular reports a result that is a HogQL statement's rows
+// (querybuilder.HogQLResult): a saved insight answers its rows as
+// result and its columns beside them, as PostHog does.
+func (r *Result) Tabular() bool {
+	_, ok := r.a.q.(querybuilder.ColumnShaper)
+	return ok
 }
 
 // Table is the result as its kind's CSV table (nothing for no result).

@@ -82,6 +82,14 @@ func (s *Service) Ingest() *IngestClock { return s.ingest }
 // it means (404 for a route, a null result for a saved insight).
 var ErrNotComputed = errors.New("not an analysis insightd computes")
 
+// StatementError is the engine's error running a statement a user
+// wrote (a saved HogQL insight's): whether it is the user's mistake or
+// the server's is the caller's to tell, by the engine's code.
+type StatementError struct{ Err error }
+
+func (e *StatementError) Error() string { return e.Err.Error() }
+func (e *StatementError) Unwrap() error { return e.Err }
+
 // Run answers one analysis request: Prepare, then Answer.
 func (s *Service) Run(ctx context.Context, req Request) (*Result, error) {
 	a, err := s.Prepare(ctx, req)
@@ -99,7 +107,7 @@ func (s *Service) Prepare(ctx context.Context, req Request) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	kind, ok := req.kind(params)
+	kind, ok := req.kind(params, node)
 	if !ok {
 		return nil, ErrNotComputed
 	}
@@ -166,10 +174,22 @@ func (s *Service) compute(ctx context.Context, a *Analysis) (json.RawMessage, er
 		return nil, err
 	}
 	rows, err := s.engine.Query(olap.WithProject(olap.WithQueryID(ctx, a.queryID), a.projectID), stmt)
+	if _, user := a.q.(querybuilder.UserStatement); err != nil && user {
+		return nil, &StatementError{Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
-	result, err := a.q.Shape(rows.Data)
+	var result querybuilder.Result
+	if cs, ok := a.q.(querybuilder.ColumnShaper); ok {
+		types := make([]string, len(rows.Columns))
+		for i, col := range rows.Columns {
+			types[i] = col.Type
+		}
+		result, err = cs.ShapeColumns(types, rows.Data)
+	} else {
+		result, err = a.q.Shape(rows.Data)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,12 @@ type Compiler struct {
 	Bind func(typ string, v any) string
 	// Placeholders are the values of {name} placeholders.
 	Placeholders map[string]any
+	// Filters, when set, compiles the {filters} placeholder (PostHog's
+	// HogQLQuery.filters): a condition over a row of the tables the
+	// select holding it reads directly (its FROM and joins, not their
+	// subqueries), given in order as FieldRefs without a chain. Without
+	// it {filters} is a value of Placeholders like any other.
+	Filters func(tables []FieldRef) (string, error)
 	// Aggregates allows aggregate functions (SELECT statements); an
 	// expression over one event has none.
 	Aggregates bool
@@ -288,6 +294,9 @@ func (c *Compiler) expr(e Expr, sc *scope) (string, error) {
 		}
 		return intervalFunctions[x.Unit] + "(" + n + ")", nil
 	case *Placeholder:
+		if x.Name == "filters" && c.Filters != nil && c.Only == nil {
+			return c.filters(x, sc)
+		}
 		return c.placeholder(x)
 	case *Star:
 		return "", errorf(x.At, "* is only allowed in count(*)")
@@ -401,6 +410,21 @@ func (c *Compiler) placeholder(x *Placeholder) (string, error) {
 		return c.constant(&Constant{At: x.At, Value: v})
 	}
 	return "", errorf(x.At, "placeholder {%s} must be a string, number, boolean or null", clip(x.Name))
+}
+
+// filters compiles {filters} over the tables of the select around it.
+func (c *Compiler) filters(x *Placeholder, sc *scope) (string, error) {
+	var tables []FieldRef
+	for _, s := range sc.sel.sources {
+		if s.table != "" {
+			tables = append(tables, FieldRef{Table: s.table, Alias: s.alias})
+		}
+	}
+	sql, err := c.Filters(tables)
+	if err != nil {
+		return "", asError(err, x.At)
+	}
+	return sql, nil
 }
 
 // field resolves a name: a lambda parameter, a column alias, a field of a
