@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/insightd/insightd/querybuilder/reference"
 )
 
@@ -24,15 +25,11 @@ var CorrT0 = time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
 // the steps A, B, C, other events, event and person properties, merges
 // and group keys.
 func CorrelationEvents(seed int64) []reference.Event {
-	r := rand.New(rand.NewSource(seed))
-	id := func() string { return uuid.Must(uuid.NewRandomFromReader(r)).String() }
+	r, id := Seeded(seed)
 	var out []reference.Event
 	for i := range 60 {
 		user := fmt.Sprintf("c%d-user-%d", seed, i)
-		anon := ""
-		if r.Intn(4) == 0 {
-			anon = user + "-anon"
-		}
+		anon := MaybeAnon(r, user, 4)
 		at := CorrT0.Add(time.Duration(r.Intn(48*60)) * time.Minute)
 		n := 2 + r.Intn(10)
 		for k := range n {
@@ -72,16 +69,12 @@ func CorrelationEvents(seed int64) []reference.Event {
 // event is the first ingestion sees), many at the same instant, some
 // persons anonymous until they identify, with browser and plan values.
 func PeriodEvents(seed int64) []reference.Event {
-	r := rand.New(rand.NewSource(seed))
-	id := func() string { return uuid.Must(uuid.NewRandomFromReader(r)).String() }
+	r, id := Seeded(seed)
 	start := time.Date(2026, 2, 20, 0, 0, 0, 0, time.UTC)
 	var out []reference.Event
 	for i := range 25 {
 		user := fmt.Sprintf("p%d-user-%d", seed, i)
-		anon := ""
-		if r.Intn(3) == 0 {
-			anon = user + "-anon"
-		}
+		anon := MaybeAnon(r, user, 3)
 		n := 1 + r.Intn(14)
 		var times []time.Time
 		at := start
@@ -119,16 +112,12 @@ var PathPages = []string{"/", "/home", "/home/", "/item/1", "/item/22", "/item/2
 
 // PathEvents are seeded random events of 30 persons over 4 days.
 func PathEvents(seed int64) []reference.Event {
-	r := rand.New(rand.NewSource(seed))
-	id := func() string { return uuid.Must(uuid.NewRandomFromReader(r)).String() }
+	r, id := Seeded(seed)
 	start := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
 	var out []reference.Event
 	for i := range 30 {
 		user := fmt.Sprintf("s%d-user-%d", seed, i)
-		anon := ""
-		if r.Intn(3) == 0 {
-			anon = user + "-anon"
-		}
+		anon := MaybeAnon(r, user, 3)
 		at := start.Add(time.Duration(r.Intn(3*24*60)) * time.Minute)
 		group := []string{"g1", "g2", "g3", ""}[r.Intn(4)]
 		n := 2 + r.Intn(16)
@@ -263,4 +252,54 @@ func PV(who, url string, minutes float64) reference.Event {
 
 func Ev(who, name string, minutes float64) reference.Event {
 	return reference.Event{UUID: uuid.NewString(), DistinctID: who, Event: name, At: PathT0.Add(time.Duration(minutes * float64(time.Minute))), Props: map[string]any{}}
+}
+
+// Seeded is a seeded random source and uuids drawn from it, so that a
+// run's ties (events at one instant, ordered by uuid) are the next run's.
+func Seeded(seed int64) (*rand.Rand, func() string) {
+	r := rand.New(rand.NewSource(seed))
+	return r, func() string { return uuid.Must(uuid.NewRandomFromReader(r)).String() }
+}
+
+// MaybeAnon is the anonymous id user starts with, one time in oneIn, ""
+// for none.
+func MaybeAnon(r *rand.Rand, user string, oneIn int) string {
+	if r.Intn(oneIn) == 0 {
+		return user + "-anon"
+	}
+	return ""
+}
+
+// FunnelEvents are seeded random events of 30 persons over two days,
+// with many events at the same time, some persons starting anonymous and
+// identifying part way.
+func FunnelEvents(seed int64) []reference.Event {
+	r, id := Seeded(seed)
+	var out []reference.Event
+	for i := range 30 {
+		user := fmt.Sprintf("s%d-user-%d", seed, i)
+		anon := MaybeAnon(r, user, 3)
+		n := 1 + r.Intn(10)
+		at := Fday.Add(-12 * time.Hour)
+		for k := range n {
+			if k == 0 || r.Intn(4) != 0 { // else the same time as the previous event
+				at = Fday.Add(-12*time.Hour + time.Duration(r.Intn(100))*20*time.Minute)
+			}
+			who := user
+			if anon != "" && k < n/2 {
+				who = anon
+			}
+			if anon != "" && k == n/2 {
+				out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at,
+					Props: map[string]any{"$anon_distinct_id": anon}})
+			}
+			props := map[string]any{}
+			if v := []string{"free", "pro", "", "ent"}[r.Intn(4)]; v != "" {
+				props["plan"] = v
+			}
+			out = append(out, reference.Event{UUID: id(), DistinctID: who,
+				Event: []string{"A", "B", "C", "X", "A", "B", "C"}[r.Intn(7)], At: at, Props: props})
+		}
+	}
+	return out
 }
