@@ -53,4 +53,5 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, writer *olap.Write
 func (s *Service) Routes(r *gin.Engine) {
 	s.captureRoutes(r)
 	s.flagRoutes(r)
+	staticRoutes(r)
 }
