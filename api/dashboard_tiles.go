@@ -1,9 +1,11 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/gin-gonic/gin"
@@ -79,9 +81,8 @@ func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata
 	tiles := make([]tileJSON, 0, len(d.Tiles))
 	jobs := map[string]*tileJob{}
 	var order []*tileJob
-	for k := range d.Tiles {
-		t := &d.Tiles[k]
-		tj := tileJSON{ID: t.ID, Layouts: json.RawMessage(t.Layouts), Color: strPtr(t.Color.String, t.Color.Valid)}
+	for _, t := range tilesInOrder(d.Tiles) {
+		tj := tileJSON{ID: t.ID, Order: len(tiles), Layouts: json.RawMessage(t.Layouts), Color: strPtr(t.Color.String, t.Color.Valid)}
 		if len(tj.Layouts) == 0 {
 			tj.Layouts = json.RawMessage("{}")
 		}
@@ -113,6 +114,45 @@ func (s *Server) planTiles(ctx context.Context, p *metadata.Project, d *metadata
 		j.outs = append(j.outs, &out)
 	}
 	return tiles, order, nil
+}
+
+// tileLayoutDefault is where a tile without an "sm" x or y sits, as
+// PostHog places it: below and right of tiles laid out in the first 100
+// rows and columns.
+const tileLayoutDefault = 100
+
+// tilesInOrder is tiles in PostHog's reading order: by their "sm"
+// layout's y, then x (tileLayoutDefault where missing), ties in id
+// order. A tile's order is its place in this list: the tiles array is
+// in it, and the same tiles with the same layouts give the same orders.
+func tilesInOrder(tiles []metadata.Tile) []*metadata.Tile {
+	type placed struct {
+		t    *metadata.Tile
+		y, x float64
+	}
+	ps := make([]placed, len(tiles))
+	for k := range tiles {
+		var l struct {
+			SM struct{ X, Y any } `json:"sm"`
+		}
+		_ = json.Unmarshal(tiles[k].Layouts, &l) // layouts are an object: checked at save
+		ps[k] = placed{t: &tiles[k], y: layoutOr(l.SM.Y), x: layoutOr(l.SM.X)}
+	}
+	slices.SortStableFunc(ps, func(a, b placed) int { return cmp.Or(cmp.Compare(a.y, b.y), cmp.Compare(a.x, b.x)) })
+	out := make([]*metadata.Tile, len(ps))
+	for k := range ps {
+		out[k] = ps[k].t
+	}
+	return out
+}
+
+// layoutOr is a layout coordinate, tileLayoutDefault when it is missing
+// or not a number.
+func layoutOr(v any) float64 {
+	if n, ok := v.(float64); ok {
+		return n
+	}
+	return tileLayoutDefault
 }
 
 // runTileJobs answers every job, at most tileSlots at once.

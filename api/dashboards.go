@@ -250,7 +250,10 @@ type dashboardJSON struct {
 // tileJSON is one tile: an insight (with its result for the dashboard)
 // or a text.
 type tileJSON struct {
-	ID          int64           `json:"id"`
+	ID int64 `json:"id"`
+	// Order is the tile's place in the dashboard's tiles (tilesInOrder);
+	// read-only, as PostHog's serializer makes it.
+	Order       int             `json:"order"`
 	Insight     *insightJSON    `json:"insight"`
 	Text        *textJSON       `json:"text"`
 	Layouts     json.RawMessage `json:"layouts"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,33 @@ func (s *Server) pathInsightProject(c *gin.Context) (*metadata.Project, bool) {
 	return p, true
 }
 
-func insightID(c *gin.Context) (int64, error) { return httpx.PathID(c, "id") }
+// shortIDShape is what may be a short_id: PostHog's 8 letters and digits,
+// and the - and _ of the url-safe ones insightd gave before (which
+// PostHog's tools send as numeric ids, so they must resolve here too).
+var shortIDShape = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// pathInsightID is the insight the path's :id names in p: a number is
+// its id (new short ids are never all digits), anything else of a short
+// id's shape its short_id, as PostHog's tools send either; whether that
+// insight exists is the caller's read.
+func (s *Server) pathInsightID(c *gin.Context, p *metadata.Project) (int64, error) {
+	ref := c.Param("id")
+	if _, err := strconv.ParseInt(ref, 10, 64); err == nil || !shortIDShape.MatchString(ref) {
+		return httpx.PathID(c, "id")
+	}
+	return s.store.InsightIDByShortID(c.Request.Context(), p.ID, ref)
+}
+
+// pathInsight reads the insight pathInsightID names, for inProjectBy.
+func (s *Server) pathInsight(c *gin.Context) func(p *metadata.Project) (*metadata.Insight, error) {
+	return func(p *metadata.Project) (*metadata.Insight, error) {
+		id, err := s.pathInsightID(c, p)
+		if err != nil {
+			return nil, err
+		}
+		return s.store.GetInsight(c.Request.Context(), p.ID, id)
+	}
+}
 
 func (s *Server) listInsights(c *gin.Context) {
 	limit, offset, err := httpx.Page(c)
@@ -149,7 +176,7 @@ func (s *Server) getInsight(c *gin.Context) {
 		}
 		fromDashboard = n
 	}
-	p, i, ok := inProject(s, c, byID(s.store.GetInsight))
+	p, i, ok := inProjectBy(s, c, s.pathInsight(c))
 	if !ok {
 		return
 	}
@@ -172,13 +199,13 @@ func (s *Server) updateInsight(c *gin.Context) {
 		httpx.WriteError(c, err)
 		return
 	}
-	id, err := insightID(c)
-	if err != nil {
-		httpx.WriteError(c, err)
-		return
-	}
 	p, ok := s.pathInsightProject(c)
 	if !ok {
+		return
+	}
+	id, err := s.pathInsightID(c, p)
+	if err != nil {
+		httpx.WriteError(c, err)
 		return
 	}
 	i, err := s.store.UpdateInsight(c.Request.Context(), p, principal(c).User.ID, id, in)
@@ -192,7 +219,7 @@ func (s *Server) updateInsight(c *gin.Context) {
 // deleteInsight refuses hard deletion, as PostHog does, once the insight
 // is known to exist for the caller (others get 404 as everywhere).
 func (s *Server) deleteInsight(c *gin.Context) {
-	if _, _, ok := inProject(s, c, byID(s.store.GetInsight)); ok {
+	if _, _, ok := inProjectBy(s, c, s.pathInsight(c)); ok {
 		c.Header("Allow", "GET, PATCH")
 		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: "Hard delete of this insight is not allowed. Use PATCH with {\"deleted\": true} to soft delete it."})
@@ -200,13 +227,13 @@ func (s *Server) deleteInsight(c *gin.Context) {
 }
 
 func (s *Server) insightViewed(c *gin.Context) {
-	id, err := insightID(c)
-	if err != nil {
-		httpx.WriteError(c, err)
-		return
-	}
 	p, ok := s.pathInsightProject(c)
 	if !ok {
+		return
+	}
+	id, err := s.pathInsightID(c, p)
+	if err != nil {
+		httpx.WriteError(c, err)
 		return
 	}
 	i, err := s.store.RecordInsightView(c.Request.Context(), p.ID, id, principal(c).User.ID)
@@ -235,7 +262,7 @@ func (s *Server) myLastViewedInsights(c *gin.Context) {
 }
 
 func (s *Server) insightActivity(c *gin.Context) {
-	if p, i, ok := inProject(s, c, byID(s.store.GetInsight)); ok {
+	if p, i, ok := inProjectBy(s, c, s.pathInsight(c)); ok {
 		s.renderInsightActivity(c, p, strconv.FormatInt(i.ID, 10))
 	}
 }
@@ -274,7 +301,7 @@ type sharingJSON struct {
 }
 
 func (s *Server) getInsightSharing(c *gin.Context) {
-	_, i, ok := inProject(s, c, byID(s.store.GetInsight))
+	_, i, ok := inProjectBy(s, c, s.pathInsight(c))
 	if !ok {
 		return
 	}
@@ -299,7 +326,7 @@ func (s *Server) updateInsightSharing(c *gin.Context) {
 			return
 		}
 	}
-	p, i, ok := inProject(s, c, byID(s.store.GetInsight))
+	p, i, ok := inProjectBy(s, c, s.pathInsight(c))
 	if !ok {
 		return
 	}

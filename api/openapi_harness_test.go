@@ -106,6 +106,10 @@ func (s *apiSpec) check(r *http.Request, body []byte, w *teeWriter) string {
 		u.Path = strings.TrimSuffix(u.Path, "/")
 		u.RawPath = ""
 	}
+	if mapped, ok := environments.Map(u.Path); ok {
+		// The document states the alias once rather than every path twice.
+		u.Path, u.RawPath = mapped, ""
+	}
 	if rest, ok := strings.CutPrefix(u.Path, "/console/"); ok {
 		// gin's catch-all {file} spans segments; OpenAPI's is one segment.
 		u.RawPath = "/console/" + url.PathEscape(rest)

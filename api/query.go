@@ -22,11 +22,11 @@ import (
 )
 
 // queryRoutes serves PostHog's query API: POST query/ with {"query":
-// node, "refresh": ...} under a project and under the environments alias.
+// node, "refresh": ...} under a project (and, as every project route,
+// under /api/environments/: server.go).
 func (s *Server) queryRoutes(api *gin.RouterGroup) {
 	read := requireScope("query:read")
 	api.POST("/projects/:project_id/query", read, s.query)
-	api.POST("/environments/:project_id/query", read, s.query)
 }
 
 // queryBody is the body of POST query/.

@@ -14,16 +14,25 @@ import (
 // 404 like one that never existed. On failure it has written the error
 // and returns false.
 func inProject[T metadata.Deletable](s *Server, c *gin.Context, get func(ctx context.Context, p *metadata.Project, id int64) (T, error)) (*metadata.Project, T, bool) {
+	return inProjectBy(s, c, func(p *metadata.Project) (T, error) {
+		id, err := httpx.PathID(c, "id")
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return get(c.Request.Context(), p, id)
+	})
+}
+
+// inProjectBy is inProject for a resource whose :id load reads itself
+// (an insight's is its numeric id or its short_id).
+func inProjectBy[T metadata.Deletable](s *Server, c *gin.Context, load func(p *metadata.Project) (T, error)) (*metadata.Project, T, bool) {
 	var zero T
 	p, ok := s.pathInsightProject(c)
 	if !ok {
 		return nil, zero, false
 	}
-	id, err := httpx.PathID(c, "id")
-	var r T
-	if err == nil {
-		r, err = get(c.Request.Context(), p, id)
-	}
+	r, err := load(p)
 	if err == nil && r.IsDeleted() {
 		err = httpx.NotFound()
 	}

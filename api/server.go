@@ -148,8 +148,16 @@ func (s *Server) waitBackground(ctx context.Context) {
 	}
 }
 
+// environments serves every project resource under /api/environments/:id/
+// as under /api/projects/:id/, the same id, as PostHog does (it rewrites
+// the one prefix onto the other for every resource); /api/environments/
+// itself lists and reads the projects.
+var environments = httpx.Alias{From: "/api/environments", To: "/api/projects"}
+
 // Handler is the whole HTTP interface.
-func (s *Server) Handler() http.Handler { return httpx.StripTrailingSlash(s.router()) }
+func (s *Server) Handler() http.Handler {
+	return httpx.StripTrailingSlash(environments.Handler(s.router()))
+}
 
 // router registers every route; the OpenAPI document's test walks them.
 func (s *Server) router() *gin.Engine {

@@ -164,11 +164,10 @@ func copyTiles(ctx context.Context, tx *sqlx.Tx, projectID, userID int64, source
 	for _, t := range source.Tiles {
 		insightID := t.InsightID
 		if duplicate && insightID.Valid {
-			var copied int64
-			err := tx.QueryRowContext(ctx, `INSERT INTO insights (project_id, short_id, name, derived_name, description, filters,
-				query, tags, saved, created_by, last_modified_by)
+			copied, err := withFreshShortID(ctx, tx, randomShortID, projectID, `INSERT INTO insights (project_id, short_id, name,
+				derived_name, description, filters, query, tags, saved, created_by, last_modified_by)
 				SELECT project_id, $3, name, derived_name, description, filters, query, tags, saved, $4, $4
-				FROM insights WHERE project_id = $1 AND id = $2 RETURNING id`, projectID, insightID.Int64, randomShortID(), userID).Scan(&copied)
+				FROM insights WHERE project_id = $1 AND id = $2`, []any{projectID, insightID.Int64, nil, userID}, 2)
 			if err != nil {
 				return err
 			}

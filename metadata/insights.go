@@ -1,12 +1,13 @@
 package metadata
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -188,6 +189,14 @@ func (s *Store) GetInsight(ctx context.Context, projectID, id int64) (*Insight, 
 	return s.insightWhere(ctx, nil, "i.project_id = $1 AND i.id = $2", projectID, id)
 }
 
+// InsightIDByShortID is the id of the project's insight with this
+// short_id, deleted or not (as GetInsight); ErrNotFound otherwise.
+func (s *Store) InsightIDByShortID(ctx context.Context, projectID int64, shortID string) (int64, error) {
+	var id int64
+	err := s.getOne(ctx, nil, &id, "SELECT id FROM insights WHERE project_id = $1 AND short_id = $2", projectID, shortID)
+	return id, err
+}
+
 // insightWhere reads the one insight that matches where.
 func (s *Store) insightWhere(ctx context.Context, tx *sqlx.Tx, where string, args ...any) (*Insight, error) {
 	return s.oneInsight(ctx, tx, insightSelect+insightJoins+" WHERE "+where, args...)
@@ -230,8 +239,8 @@ func (s *Store) CreateInsight(ctx context.Context, p *Project, userID int64, in 
 	return i, tx.Commit()
 }
 
-// shortIDAttempts bounds the retries on a short_id collision: with 48
-// random bits per id, even a second attempt is rare.
+// shortIDAttempts bounds the retries on a short_id collision: with 62^8
+// ids, even a second attempt is rare.
 const shortIDAttempts = 5
 
 // insertInsight inserts the row under a fresh short_id from newShortID,
@@ -245,10 +254,18 @@ func insertInsight(ctx context.Context, tx *sqlx.Tx, newShortID func() string, p
 			args = append(args, v)
 		}
 	}
-	query := "INSERT INTO insights (" + strings.Join(cols, ", ") + ") VALUES (" + placeholders(len(args)) +
-		") ON CONFLICT (project_id, short_id) DO NOTHING RETURNING id"
+	return withFreshShortID(ctx, tx, newShortID, projectID, "INSERT INTO insights ("+strings.Join(cols, ", ")+
+		") VALUES ("+placeholders(len(args))+")", args, 3)
+}
+
+// withFreshShortID runs insert (an INSERT into insights, without its
+// conflict clause) with a short_id from newShortID at args[shortIDArg],
+// drawing again while the project already holds the one drawn, and
+// returns the new row's id.
+func withFreshShortID(ctx context.Context, tx *sqlx.Tx, newShortID func() string, projectID int64, insert string, args []any, shortIDArg int) (int64, error) {
+	query := insert + " ON CONFLICT (project_id, short_id) DO NOTHING RETURNING id"
 	for range shortIDAttempts {
-		args[3] = newShortID()
+		args[shortIDArg] = newShortID()
 		var id int64
 		err := tx.QueryRowContext(ctx, query, args...).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -259,14 +276,46 @@ func insertInsight(ctx context.Context, tx *sqlx.Tx, newShortID func() string, p
 	return 0, fmt.Errorf("no free short_id in project %d after %d attempts", projectID, shortIDAttempts)
 }
 
-// randomShortID is 8 url-safe characters (48 random bits), the length of
-// PostHog's short ids.
+// shortIDAlphabet and shortIDLength are PostHog's: its MCP server and CLI
+// take only /^[A-Za-z0-9]{8}$/ for a short id and send anything else as
+// a numeric id.
+const (
+	shortIDAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	shortIDLength   = 8
+)
+
+// randomShortID is a fresh short id: 8 letters and digits.
 func randomShortID() string {
-	b := make([]byte, 6)
-	if _, err := rand.Read(b); err != nil {
+	// One read of the source serves the whole id, skipped bytes included.
+	id, err := shortIDFrom(bufio.NewReaderSize(rand.Reader, 2*shortIDLength))
+	if err != nil {
 		panic(err) // as randomToken: no entropy source at all
 	}
-	return base64.RawURLEncoding.EncodeToString(b)
+	return id
+}
+
+// shortIDFrom draws a short id from random bytes: uniform over the
+// alphabet (bytes past the last whole multiple of 62 are skipped), and
+// never all digits, because a path segment of digits names an insight by
+// its numeric id (the insight routes take either).
+func shortIDFrom(r io.Reader) (string, error) {
+	const usable = 256 - 256%len(shortIDAlphabet)
+	id := make([]byte, 0, shortIDLength)
+	var b [1]byte
+	for {
+		id = id[:0]
+		for len(id) < shortIDLength {
+			if _, err := io.ReadFull(r, b[:]); err != nil {
+				return "", err
+			}
+			if int(b[0]) < usable {
+				id = append(id, shortIDAlphabet[int(b[0])%len(shortIDAlphabet)])
+			}
+		}
+		if strings.Trim(string(id), "0123456789") != "" {
+			return string(id), nil
+		}
+	}
 }
 
 // UpdateInsight applies the given fields to an insight of the project.
