@@ -97,7 +97,7 @@ func LimitBody(limit int64) gin.HandlerFunc {
 		if strings.EqualFold(strings.TrimSpace(c.GetHeader("Content-Encoding")), "gzip") {
 			zr, err := gzip.NewReader(body)
 			if err != nil {
-				if isTooLarge(err) {
+				if isTooLarge(err) || errors.Is(err, ErrBodyTimeout) {
 					WriteError(c, err)
 					return
 				}
@@ -150,7 +150,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		b.left -= int64(n)
 	}
 	switch {
-	case err == nil, err == io.EOF, isTooLarge(err):
+	case err == nil, err == io.EOF, isTooLarge(err), errors.Is(err, ErrBodyTimeout):
 		return n, err
 	case b.gzip:
 		return n, badGzip
