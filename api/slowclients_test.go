@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,7 +27,22 @@ type realServer struct {
 	addr  string
 	token string
 	team  int64
+	// errors counts the server's error-level log records (a 5xx's, a
+	// panic's).
+	errors *errorCounter
 }
+
+type errorCounter struct{ n atomic.Int64 }
+
+func (e *errorCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (e *errorCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		e.n.Add(1)
+	}
+	return nil
+}
+func (e *errorCounter) WithAttrs([]slog.Attr) slog.Handler { return e }
+func (e *errorCounter) WithGroup(string) slog.Handler      { return e }
 
 // serveReal serves a server configured by tune on a fresh database, with
 // a probe route /test/read-then-wait that reads the body (and once past
@@ -35,7 +52,8 @@ func serveReal(t *testing.T, tune func(*Config)) *realServer {
 	t.Helper()
 	cfg := testConfig()
 	tune(&cfg)
-	s := New(cfg, quietLog(), metadatatest.NewStore(t), engine)
+	errs := &errorCounter{}
+	s := New(cfg, slog.New(errs), metadatatest.NewStore(t), engine)
 	s.extraRoutes = func(r *gin.Engine) {
 		r.POST("/test/read-then-wait", func(c *gin.Context) {
 			n, err := io.Copy(io.Discard, c.Request.Body)
@@ -70,7 +88,7 @@ func serveReal(t *testing.T, tune func(*Config)) *realServer {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &realServer{s: s, addr: ln.Addr().String(), token: b.ProjectAPIToken, team: b.ProjectID}
+	return &realServer{s: s, addr: ln.Addr().String(), token: b.ProjectAPIToken, team: b.ProjectID, errors: errs}
 }
 
 // rawConn is one client connection spoken to byte by byte.
@@ -188,6 +206,19 @@ func TestASlowBodyIsCutOffWith408AndItsConnectionClosed(t *testing.T) {
 	if n := l.s.writer.Stats().Events.Load(); n != 0 {
 		t.Fatalf("%d events of cut-off bodies were stored", n)
 	}
+	t.Run("a client resetting its connection mid-body is no server error", func(t *testing.T) {
+		c := l.dial(t)
+		if err := c.write(fmt.Sprintf("POST /capture/ HTTP/1.1\r\nHost: t\r\nContent-Length: %d\r\n\r\n%s", len(event), event[:100])); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond) // the handler is reading the body
+		c.c.(*net.TCPConn).SetLinger(0)
+		c.c.Close()
+		time.Sleep(200 * time.Millisecond)
+		if n := l.errors.n.Load(); n != 0 {
+			t.Fatalf("the server logged %d error(s): a client's reset read as an outage", n)
+		}
+	})
 	t.Run("a route that does not read the body", func(t *testing.T) {
 		c := l.dial(t)
 		if err := c.write("POST /_health HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n"); err != nil {
