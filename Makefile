@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns bench-slow-clients lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -60,6 +60,9 @@ bench-entities: setup
 
 bench-persons: setup
 	@scripts/bench-persons.sh
+
+bench-slow-clients: setup
+	@scripts/bench-slow-clients.sh $(ARGS)
 
 lint:
 	gofmt -l . | (! grep .)
