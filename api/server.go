@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -44,12 +45,27 @@ type Config struct {
 	// on MetricsAddr when that is set (api/metrics.go).
 	Metrics     *metrics.Metrics
 	MetricsAddr string
+
+	// Slow and idle clients (zero turns each off). A request's header
+	// must arrive within HeaderTimeout; its body's first n bytes within
+	// BodyReadTimeout + n/BodyMinRate (bytes a second) of its start, so
+	// the time a body may take grows with its size and slow but steady
+	// uploads get through (408 past it). A keep-alive connection idle
+	// for IdleTimeout is closed; at most MaxConnections are held, the
+	// longest idle giving way when a new one comes (httpx.ConnLimiter).
+	HeaderTimeout   time.Duration
+	BodyReadTimeout time.Duration
+	BodyMinRate     int64
+	IdleTimeout     time.Duration
+	MaxConnections  int
 }
 
 // DefaultConfig is the configuration without any setting.
 func DefaultConfig() Config {
 	return Config{Addr: "127.0.0.1:8000", BodyLimit: 20 << 20, ShutdownTimeout: 30 * time.Second,
-		Ingest: olap.DefaultWriterConfig(), Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema()}
+		Ingest: olap.DefaultWriterConfig(), Limits: querybuilder.DefaultLimits(), Schema: querybuilder.DefaultSchema(),
+		HeaderTimeout: 10 * time.Second, BodyReadTimeout: 10 * time.Second, BodyMinRate: 1024,
+		IdleTimeout: 120 * time.Second, MaxConnections: httpx.DefaultMaxConnections()}
 }
 
 // Validate reports a configuration that cannot work.
@@ -63,6 +79,15 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown timeout must be positive"))
+	}
+	if c.HeaderTimeout < 0 || c.BodyReadTimeout < 0 || c.IdleTimeout < 0 {
+		errs = append(errs, errors.New("header, body read and idle timeouts must not be negative"))
+	}
+	if c.BodyReadTimeout > 0 && c.BodyMinRate <= 0 {
+		errs = append(errs, errors.New("the body minimum rate must be positive when the body read timeout is on"))
+	}
+	if c.MaxConnections < 0 {
+		errs = append(errs, errors.New("max connections must not be negative"))
 	}
 	if c.Limits.MaxExecutionTime < 0 || c.Limits.MaxMemoryUsage < 0 || c.Limits.MaxResultRows < 0 {
 		errs = append(errs, errors.New("query limits must not be negative"))
@@ -95,6 +120,9 @@ type Server struct {
 	// bgCtx ends when shutdown gives up waiting.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
+
+	// conns holds the connection cap while serving (nil without one).
+	conns atomic.Pointer[httpx.ConnLimiter]
 
 	// extraRoutes lets tests in this package mount probes (a slow handler,
 	// a body reader) on the real middleware chain.
@@ -170,7 +198,8 @@ func (s *Server) router() *gin.Engine {
 	if s.cfg.Metrics != nil {
 		r.Use(s.observeRequests)
 	}
-	r.Use(httpx.RequestID(), httpx.LogRequests(s.log), httpx.RecoverPanics(s.log), ingest.CORS, httpx.LimitBody(s.cfg.BodyLimit))
+	r.Use(httpx.RequestID(), httpx.LogRequests(s.log), httpx.RecoverPanics(s.log), ingest.CORS,
+		httpx.BodyDeadline(s.cfg.BodyReadTimeout, s.cfg.BodyMinRate), httpx.LimitBody(s.cfg.BodyLimit))
 	r.NoRoute(func(c *gin.Context) { httpx.WriteError(c, httpx.NotFound()) })
 	r.NoMethod(func(c *gin.Context) {
 		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
@@ -218,9 +247,14 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout, // zero: none, as ReadTimeout is unset
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if s.cfg.MaxConnections > 0 {
+		lim := httpx.LimitConnections(ln, s.cfg.MaxConnections)
+		ln, srv.ConnState = lim, lim.Track
+		s.conns.Store(lim)
 	}
 	stopMetrics, err := s.serveMetrics()
 	if err != nil {

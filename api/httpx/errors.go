@@ -44,6 +44,7 @@ const (
 	KindCanceled
 	KindUnavailable
 	KindTimeout
+	KindRequestTimeout
 )
 
 // status is the one mapping of kinds to HTTP statuses.
@@ -73,6 +74,8 @@ func (k Kind) Status() int {
 		return http.StatusServiceUnavailable
 	case KindTimeout:
 		return http.StatusGatewayTimeout
+	case KindRequestTimeout:
+		return http.StatusRequestTimeout
 	default:
 		return http.StatusInternalServerError
 	}
@@ -85,7 +88,7 @@ func (k Kind) typ() string {
 		return "validation_error"
 	case KindUnauthenticated, KindForbidden:
 		return "authentication_error"
-	case KindNotFound:
+	case KindNotFound, KindRequestTimeout:
 		return "invalid_request"
 	case KindThrottled:
 		return "throttled_error"

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -97,7 +98,7 @@ func LimitBody(limit int64) gin.HandlerFunc {
 		if strings.EqualFold(strings.TrimSpace(c.GetHeader("Content-Encoding")), "gzip") {
 			zr, err := gzip.NewReader(body)
 			if err != nil {
-				if isTooLarge(err) {
+				if isTooLarge(err) || errors.Is(err, ErrBodyTimeout) {
 					WriteError(c, err)
 					return
 				}
@@ -149,15 +150,27 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if b.left > 0 {
 		b.left -= int64(n)
 	}
+	var ne net.Error
 	switch {
-	case err == nil, err == io.EOF, isTooLarge(err):
+	case err == nil, err == io.EOF, isTooLarge(err), errors.Is(err, ErrBodyTimeout):
 		return n, err
+	case errors.As(err, &ne):
+		return n, bodyFailed(err)
 	case b.gzip:
 		return n, badGzip
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return n, cutShort
 	}
-	return n, err
+	return n, bodyFailed(err)
+}
+
+// bodyFailed is a body whose connection failed while it was sent (reset,
+// or closed by the client): the client's doing, a 499 like a client that
+// hangs up, not an outage of the stores (an untyped network error would
+// read as PostgreSQL's) nor a server error.
+func bodyFailed(err error) error {
+	return &Error{Kind: KindCanceled, Code: "body_read_failed", Err: err,
+		Detail: "The connection failed while the body was being sent: send it again."}
 }
 
 func (b *bodyReader) Close() error { return b.closer.Close() }

@@ -2,15 +2,10 @@ package ingest
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
-	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -247,45 +242,6 @@ func storeError(err error) error {
 		Detail: "The events could not be stored; send them again (events with a uuid are never stored twice)."}
 }
 
-// captureBody reads the body in any form PostHog's SDKs use: JSON, gzip
-// (Content-Encoding, ?compression=gzip or gzip-js, or just gzip bytes), or
-// a form whose data field holds JSON or base64 JSON.
-func captureBody(c *gin.Context, limit int64) ([]byte, error) {
-	body, err := readBody(c.Request)
-	if err != nil {
-		return nil, err
-	}
-	cmp := c.Query("compression")
-	if ct, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); ct == "application/x-www-form-urlencoded" {
-		form, err := url.ParseQuery(string(body))
-		if err != nil {
-			return nil, httpx.Invalid("data", "The form body could not be parsed.")
-		}
-		body = decodeFormData(form.Get("data"))
-		if v := form.Get("compression"); v != "" && cmp == "" {
-			cmp = v
-		}
-	}
-	cmp = strings.ToLower(cmp)
-	if cmp == "gzip" || cmp == "gzip-js" || bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
-		return gunzip(body, limit)
-	}
-	return body, nil
-}
-
-// readBody reads a request's body into one buffer of the size it
-// announces (limitBody has bounded that), rather than growing one by
-// doubling: batches are hundreds of kilobytes.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength <= 0 {
-		return io.ReadAll(r.Body)
-	}
-	// MinRead spare bytes let ReadFrom see the end without growing.
-	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength+bytes.MinRead))
-	_, err := buf.ReadFrom(r.Body)
-	return buf.Bytes(), err
-}
-
 // querySentAt reads posthog-js's "_" query parameter, the milliseconds
 // since the epoch when it sent the request: PostHog's capture corrects
 // the clock skew of events by it when the body says nothing of when it
@@ -304,35 +260,3 @@ func querySentAt(v string) *time.Time {
 }
 
 var minSentAt, maxSentAt = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// decodeFormData reads a form's data field: JSON as is, or base64 of it.
-func decodeFormData(s string) []byte {
-	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
-		return []byte(t)
-	}
-	// A '+' of base64 that the client left unescaped arrives as a space
-	// (the form's encoding of one); PostHog's capture reads it back too.
-	b64 := strings.ReplaceAll(strings.Trim(s, "\r\n\t"), " ", "+")
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(b64); err == nil {
-			return b
-		}
-	}
-	return []byte(t) // not base64: let the JSON parser say what is wrong
-}
-
-func gunzip(body []byte, limit int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return nil, &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
-	}
-	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
-	if err != nil {
-		return nil, &httpx.Error{Kind: httpx.KindInvalid, Code: "parse_error", Detail: "The body is not valid gzip."}
-	}
-	if int64(len(out)) > limit {
-		return nil, httpx.ErrBodyTooLarge
-	}
-	return out, nil
-}

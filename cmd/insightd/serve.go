@@ -29,6 +29,11 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&acfg.Ingest.MaxEvents, "ingest-max-events", acfg.Ingest.MaxEvents, "capture: the most events one group-commit insert gathers")
 	durationVar(fs, &acfg.Ingest.Linger, "ingest-linger", acfg.Ingest.Linger, "capture: how long the first waiting request waits for others to share its insert")
 	fs.IntVar(&acfg.Ingest.Inserts, "ingest-inserts", acfg.Ingest.Inserts, "capture: group-commit inserts running at once")
+	durationVar(fs, &acfg.HeaderTimeout, "header-timeout", acfg.HeaderTimeout, "longest a request's header may take to arrive (0: no limit)")
+	durationVar(fs, &acfg.BodyReadTimeout, "body-read-timeout", acfg.BodyReadTimeout, "a body may take this long plus its size at --body-min-rate, else 408 (0: no limit)")
+	bytesVar(fs, &acfg.BodyMinRate, "body-min-rate", acfg.BodyMinRate, "bytes a second a body must arrive at, past --body-read-timeout (e.g. 1KiB)")
+	durationVar(fs, &acfg.IdleTimeout, "idle-timeout", acfg.IdleTimeout, "how long a keep-alive connection may sit idle before it is closed (0: no limit)")
+	fs.IntVar(&acfg.MaxConnections, "max-connections", acfg.MaxConnections, "connections held at once; when full, the longest idle one is closed for a new one (0: no limit)")
 	var memoryLimit int64
 	bytesVar(fs, &memoryLimit, "memory-limit", 0, "soft limit of the Go heap (e.g. 2GiB; 0: a quarter of the machine's memory; GOMEMLIMIT wins)")
 	migrate := fs.Bool("migrate", true, "apply pending migrations before serving")
