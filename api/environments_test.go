@@ -14,7 +14,7 @@ import (
 )
 
 // rawCall is call without decoding: the status and the body as sent.
-func rawCall(t *testing.T, h http.Handler, method, path, key string, body any) (int, string) {
+func rawCall(t testing.TB, h http.Handler, method, path, key string, body any) (int, string) {
 	t.Helper()
 	var r *http.Request
 	if body != nil {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,33 +50,18 @@ func (f *fixture) key(t *testing.T, email string, scopes ...string) string {
 	return k.Key
 }
 
-// call sends a request with a Bearer key (if any) and a JSON body (if any).
+// call sends a request with a Bearer key (if any) and a JSON body (if
+// any), and decodes the JSON object it answers (rawCall).
 func call(t testing.TB, h http.Handler, method, path, key string, body any) (int, map[string]any) {
 	t.Helper()
-	var r *http.Request
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = httptest.NewRequest(method, path, bytes.NewReader(b))
-		r.Header.Set("Content-Type", "application/json")
-	} else {
-		r = httptest.NewRequest(method, path, nil)
-	}
-	r.Host = "insightd.test"
-	if key != "" {
-		r.Header.Set("Authorization", "Bearer "+key)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
+	code, text := rawCall(t, h, method, path, key, body)
 	var out map[string]any
-	if w.Body.Len() > 0 {
-		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
-			t.Fatalf("%s %s: %d, body is not a JSON object: %q", method, path, w.Code, w.Body.String())
+	if text != "" {
+		if err := json.Unmarshal([]byte(text), &out); err != nil {
+			t.Fatalf("%s %s: %d, body is not a JSON object: %q", method, path, code, text)
 		}
 	}
-	return w.Code, out
+	return code, out
 }
 
 func (f *fixture) projects(org uuid.UUID) string {

@@ -2,7 +2,7 @@ package api
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,14 +44,14 @@ func (p *funnelProject) actorsPeople(t *testing.T, query map[string]any) []strin
 			for _, id := range r[0].(map[string]any)["distinct_ids"].([]any) {
 				ids = append(ids, id.(string))
 			}
-			sort.Strings(ids)
+			slices.Sort(ids)
 			people = append(people, strings.Join(ids, ","))
 		}
 		if !more {
 			break
 		}
 	}
-	sort.Strings(people)
+	slices.Sort(people)
 	return people
 }
 
@@ -156,7 +156,7 @@ func TestActorsQueriesListThePeopleOfThePersonsURLs(t *testing.T) {
 				for _, id := range row[0].(map[string]any)["distinct_ids"].([]any) {
 					ids = append(ids, id.(string))
 				}
-				sort.Strings(ids)
+				slices.Sort(ids)
 				w := want[strings.Join(ids, ",")]
 				for i := 0; i < 3 && i < len(w); i++ {
 					if int(row[1+i].(float64)) != w[i] {
@@ -228,7 +228,7 @@ func TestActorsQueryEventCountsPagesAndOrder(t *testing.T) {
 		for _, id := range a["distinct_ids"].([]any) {
 			ids = append(ids, id.(string))
 		}
-		sort.Strings(ids)
+		slices.Sort(ids)
 		key := strings.Join(ids, ",")
 		n := r[1].(float64)
 		if int64(n) != want[key] || r[2] != a["id"] || r[3] != a["created_at"] {
@@ -258,7 +258,7 @@ func sortedKeys(m map[string]bool) string {
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return strings.Join(out, ",")
 }
 
