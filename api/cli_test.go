@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,5 +274,82 @@ func contains(s string) func(*testing.T, map[string]any) {
 		if b, _ := json.Marshal(out); !strings.Contains(string(b), s) {
 			t.Errorf("no %q in %s", s, b)
 		}
+	}
+}
+
+// PostHog's MCP server (PostHog/mcp, typescript/src/api/client.ts; not
+// on npm) sends these requests for its tools; each answers what the
+// tool reads, or a clear 4xx for a product insightd does not have.
+func TestPostHogMCPServerRequests(t *testing.T) {
+	f := newFixture(t)
+	f.capture(t, map[string]any{"event": "$pageview", "distinct_id": "u1", "properties": map[string]any{"$current_url": "/a"}})
+	p := fmt.Sprintf("/api/projects/%d", f.a.ProjectID)
+	env := fmt.Sprintf("/api/environments/%d", f.a.ProjectID)
+	var insight, dashboard string
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		check              func(t *testing.T, body map[string]any)
+		skip               string
+	}{
+		{"users-me reads the caller's distinct id", "GET", "/api/users/@me/", nil, 200, func(t *testing.T, b map[string]any) {
+			if s, _ := b["distinct_id"].(string); s == "" {
+				t.Errorf("no distinct_id: %v", b)
+			}
+		}, ""},
+		{"organizations-list", "GET", "/api/organizations/", nil, 200, contains("Acme"), ""},
+		{"the organization's projects", "GET", "/api/organizations/" + f.a.OrganizationID.String() + "/projects/", nil, 200, contains("Acme web"), ""},
+		{"projects-get", "GET", p + "/", nil, 200, field("name", "Acme web"), ""},
+		{"property-definitions", "GET", p + "/property_definitions/", nil, 200, contains("$current_url"),
+			"depends on wt-a/wt-d: GET /api/projects/:id/property_definitions/"},
+		{"insight-create", "POST", p + "/insights/", map[string]any{"name": "Views", "saved": true, "query": map[string]any{"kind": "InsightVizNode",
+			"source": map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "$pageview"}}}}},
+			201, func(t *testing.T, b map[string]any) {
+				insight = fmt.Sprint(b["id"])
+				if s, _ := b["short_id"].(string); len(s) != 8 {
+					t.Errorf("short_id %v", b["short_id"])
+				}
+			}, ""},
+		{"insights-get-all with its parameters", "GET", p + "/insights/?limit=10&saved=true&search=Views", nil, 200, contains("Views"), ""},
+		{"insight-get", "GET", p + "/insights/ID/", nil, 200, field("name", "Views"), ""},
+		{"dashboard-create", "POST", p + "/dashboards/", map[string]any{"name": "Board", "description": "d", "pinned": false}, 201,
+			func(t *testing.T, b map[string]any) { dashboard = fmt.Sprint(b["id"]) }, ""},
+		{"dashboards-get-all with its parameters", "GET", p + "/dashboards/?limit=10&search=Board", nil, 200, contains("Board"), ""},
+		{"add-insight-to-dashboard", "PATCH", p + "/insights/ID/", map[string]any{"dashboards": []any{"DASH"}}, 200, contains("dashboard_tiles"), ""},
+		{"dashboard-get", "GET", p + "/dashboards/DASH/", nil, 200, contains("Views"), ""},
+		{"query-run with a HogQL query", "POST", env + "/query/", map[string]any{"query": map[string]any{"kind": "HogQLQuery",
+			"query": "SELECT count() FROM events"}}, 200, func(t *testing.T, b map[string]any) {
+			if got := fmt.Sprint(b["results"]); got != "[[1]]" {
+				t.Errorf("results %s, want [[1]]", got)
+			}
+		}, ""},
+		{"insight-delete", "PATCH", p + "/insights/ID/", map[string]any{"deleted": true}, 200, field("deleted", true), ""},
+		{"dashboard-delete", "PATCH", p + "/dashboards/DASH/", map[string]any{"deleted": true}, 200, field("deleted", true), ""},
+		{"get-sql-insight asks PostHog's AI", "POST", env + "/max_tools/create_and_query_insight/", map[string]any{"query": "x", "insight_type": "sql"}, 404, nil, ""},
+		{"feature-flag-get-all", "GET", p + "/feature_flags/", nil, 404, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.skip != "" {
+				t.Skip(tc.skip)
+			}
+			path := strings.NewReplacer("ID", insight, "DASH", dashboard).Replace(tc.path)
+			body := tc.body
+			if m, ok := body.(map[string]any); ok && fmt.Sprint(m["dashboards"]) == "[DASH]" {
+				id, _ := strconv.Atoi(dashboard)
+				body = map[string]any{"dashboards": []any{id}}
+			}
+			st, got := call(t, f.h, tc.method, path, f.a.PersonalAPIKey, body)
+			if st != tc.status {
+				t.Fatalf("%s %s: %d, want %d: %v", tc.method, path, st, tc.status, got)
+			}
+			if st >= 400 {
+				if got["detail"] == nil || got["code"] == nil {
+					t.Errorf("a refusal names no code and detail: %v", got)
+				}
+				return
+			}
+			tc.check(t, got)
+		})
 	}
 }
