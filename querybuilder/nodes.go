@@ -315,6 +315,7 @@ func (r *nodeReader) breakdown(out Params) {
 		b.origin("breakdowns", "breakdowns")
 	}
 	b.refuse("breakdown_hide_other_aggregation", "the other series is always answered")
+	b.refuse("breakdown_path_cleaning", "breakdown values are answered as sent; the project's path cleaning is not applied to them")
 	b.done()
 }
 

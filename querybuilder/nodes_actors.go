@@ -108,6 +108,9 @@ func (r *nodeReader) actorsSource(sel Params) (*InsightNode, *Kind) {
 		return nil, nil
 	}
 	r.ignore("modifiers", "response", "version", "includeRecordings")
+	// PostHog's tools page on the ActorsQuery (they move these there).
+	r.refuse("limit", "page with the ActorsQuery's limit", "100")
+	r.refuse("offset", "page with the ActorsQuery's offset")
 	raw := r.raw("source")
 	if raw == nil {
 		r.pr.add(r.at("source"), "%s is required: the insight query whose actors to list", r.at("source"))

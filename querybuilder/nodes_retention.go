@@ -41,6 +41,9 @@ func retentionNode(r *nodeReader, out Params) {
 	f.refuse("minimumOccurrences", "every returning event counts (minimum 1)", "1")
 	f.refuse("timeWindowMode", "periods are calendar periods", `"strict_calendar_dates"`)
 	f.refuse("aggregationType", "retention counts actors", `"count"`)
+	f.refuse("aggregationProperty", "retention counts actors; no property is summed")
+	f.refuse("aggregationPropertyType", "retention counts actors; no property is summed", `"event"`)
+	f.refuse("retentionCustomBrackets", "intervals are single periods (period, totalIntervals)")
 	// How a chart draws and averages the answer.
 	f.ignore("retentionReference", "showMean", "meanRetentionCalculation", "display", "dashboardDisplay",
 		"hideLineGraph", "hideSizeColumn", "selectedInterval", "showTrendLines")

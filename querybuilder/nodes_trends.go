@@ -45,7 +45,9 @@ func trendsNode(r *nodeReader, out Params) {
 		"showMultipleYAxes", "aggregationAxisFormat", "aggregationAxisPrefix", "aggregationAxisPostfix", "decimalPlaces",
 		"hiddenLegendIndexes", "hiddenLegendBreakdowns", "yAxisScaleType", "breakdown_histogram_bin_count",
 		"resultCustomizationBy", "resultCustomizations", "goalLines", "minDecimalPlaces", "detailedResultsAggregationType",
-		"showConfidenceIntervals", "confidenceLevel", "showTrendLines", "showMovingAverage", "movingAverageIntervals")
+		"showConfidenceIntervals", "confidenceLevel", "showTrendLines", "showMovingAverage", "movingAverageIntervals",
+		"metricSummary", "metricShowChange", "metricColorByDirection", "metricChangeDecreaseColor", "metricChangeIncreaseColor",
+		"metricLineDecreaseColor", "metricLineIncreaseColor", "xAxisLabel", "yAxisLabel")
 	f.done()
 }
 
@@ -55,6 +57,8 @@ func stickinessNode(r *nodeReader, out Params) {
 	r.series(out)
 	r.common(out)
 	r.compare(out)
+	// intervalCount groups intervals (2 = every two days) before counting.
+	r.refuse("intervalCount", "stickiness counts single intervals", "1")
 	f := r.object("stickinessFilter")
 	if f == nil {
 		return
