@@ -78,7 +78,10 @@ func (s *Server) actorsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 			case "created_at":
 				row[j] = actorCreatedAt(actor)
 			case "event_count":
-				row[j] = listed.EventCounts[i]
+				row[j] = 0
+				if i < len(listed.EventCounts) {
+					row[j] = listed.EventCounts[i]
+				}
 			case "matched_recordings":
 				row[j] = []any{} // insightd keeps no session recordings
 			case "appearance":
