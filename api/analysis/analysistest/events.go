@@ -33,13 +33,8 @@ func CorrelationEvents(seed int64) []reference.Event {
 		at := CorrT0.Add(time.Duration(r.Intn(48*60)) * time.Minute)
 		n := 2 + r.Intn(10)
 		for k := range n {
-			who := user
-			if anon != "" && k < n/2 {
-				who = anon
-			}
-			if anon != "" && k == n/2 {
-				out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at, Props: map[string]any{"$anon_distinct_id": anon}})
-			}
+			var who string
+			out, who = identifying(out, id, user, anon, k, n, at)
 			props := map[string]any{}
 			if r.Intn(2) == 0 {
 				props["plan"] = []string{"free", "pro"}[r.Intn(2)]
@@ -86,14 +81,8 @@ func PeriodEvents(seed int64) []reference.Event {
 		}
 		sort.Slice(times, func(a, b int) bool { return times[a].Before(times[b]) })
 		for k, at := range times {
-			who := user
-			if anon != "" && k < n/2 {
-				who = anon
-			}
-			if anon != "" && k == n/2 {
-				out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at,
-					Props: map[string]any{"$anon_distinct_id": anon}})
-			}
+			var who string
+			out, who = identifying(out, id, user, anon, k, n, at)
 			props := map[string]any{}
 			if v := []string{"Chrome", "Safari", "", "Firefox"}[r.Intn(4)]; v != "" {
 				props["browser"] = v
@@ -132,14 +121,8 @@ func PathEvents(seed int64) []reference.Event {
 			default:
 				at = at.Add(time.Duration(1+r.Intn(29*60)) * time.Second)
 			}
-			who := user
-			if anon != "" && k < n/2 {
-				who = anon
-			}
-			if anon != "" && k == n/2 {
-				out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at,
-					Props: map[string]any{"$anon_distinct_id": anon}})
-			}
+			var who string
+			out, who = identifying(out, id, user, anon, k, n, at)
 			var e reference.Event
 			switch x := r.Intn(10); {
 			case x < 6:
@@ -285,14 +268,8 @@ func FunnelEvents(seed int64) []reference.Event {
 			if k == 0 || r.Intn(4) != 0 { // else the same time as the previous event
 				at = Fday.Add(-12*time.Hour + time.Duration(r.Intn(100))*20*time.Minute)
 			}
-			who := user
-			if anon != "" && k < n/2 {
-				who = anon
-			}
-			if anon != "" && k == n/2 {
-				out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at,
-					Props: map[string]any{"$anon_distinct_id": anon}})
-			}
+			var who string
+			out, who = identifying(out, id, user, anon, k, n, at)
 			props := map[string]any{}
 			if v := []string{"free", "pro", "", "ent"}[r.Intn(4)]; v != "" {
 				props["plan"] = v
@@ -302,4 +279,22 @@ func FunnelEvents(seed int64) []reference.Event {
 		}
 	}
 	return out
+}
+
+// identifying is a person's k-th of n events: one who starts anonymous
+// (anon not "") sends the first half as anon and identifies (an
+// $identify merging anon into user, appended to out) before the rest.
+// It answers out and the distinct id event k is sent under.
+func identifying(out []reference.Event, id func() string, user, anon string, k, n int, at time.Time) ([]reference.Event, string) {
+	if anon == "" {
+		return out, user
+	}
+	if k < n/2 {
+		return out, anon
+	}
+	if k == n/2 {
+		out = append(out, reference.Event{UUID: id(), DistinctID: user, Event: "$identify", At: at,
+			Props: map[string]any{"$anon_distinct_id": anon}})
+	}
+	return out, user
 }
