@@ -518,47 +518,6 @@ func Bins(ts []float64, binCount int) [][2]float64 {
 	return bins
 }
 
-// trendRates are the conversion rates per day of entry, one per day of the
-// date range, with the days as YYYY-MM-DD.
-func (f Funnel) TrendRates(all []Event) (rates []float64, days []string) {
-	from, to := f.DateRange()
-	people := f.Read(all)
-	for day := from; day.Before(to); day = day.AddDate(0, 0, 1) {
-		next := day.AddDate(0, 0, 1)
-		entered, converted := 0, 0
-		for _, p := range people {
-			// The bucket's counted attempt: the latest of those reaching
-			// the furthest step among the attempts starting in the bucket;
-			// its exclusions remove the person from the bucket.
-			var best []int
-			for start, e := range p.Events {
-				if e.At.Before(day) || !e.At.Before(next) {
-					continue
-				}
-				if path := f.Attempt(p.Events, start); path != nil && len(path) >= len(best) {
-					best = path
-				}
-			}
-			if best == nil || f.Excluded(&Person{Events: p.Events, Path: best}) {
-				continue
-			}
-			if level := len(best); level > f.FromStep {
-				entered++
-			}
-			if len(best) > f.LastStep() {
-				converted++
-			}
-		}
-		rate := 0.0
-		if entered > 0 {
-			rate = 100 * float64(converted) / float64(entered)
-		}
-		rates = append(rates, rate)
-		days = append(days, day.Format("2006-01-02"))
-	}
-	return rates, days
-}
-
 func Mean(xs []float64) float64 {
 	s := 0.0
 	for _, x := range xs {
