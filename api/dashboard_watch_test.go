@@ -129,10 +129,27 @@ func TestDashboardKeptAnswerChecksOncePerChange(t *testing.T) {
 	listening(t, f.s, team)
 
 	t.Run("retrieves of an unchanged dashboard make no round trip", func(t *testing.T) {
-		w.mark(t)
-		for range 3 {
-			if kept, trips := w.get(t); !kept || trips != 0 {
-				t.Fatalf("kept %v with %d round trips; want kept with none", kept, trips)
+		// A round trip is right whenever the stamp moved (a notification
+		// came late, or the watch went unheard for a while on a loaded
+		// machine); only one made under an unmoved stamp is a fault.
+		for attempt := 1; ; attempt++ {
+			w.mark(t)
+			moved := false
+			for range 3 {
+				before, heard := f.s.store.RenderStamp(team)
+				kept, trips := w.get(t)
+				after, still := f.s.store.RenderStamp(team)
+				if kept && trips == 0 {
+					continue
+				}
+				if heard && still && before == after || attempt == 5 {
+					t.Fatalf("kept %v with %d round trips under an unmoved stamp (attempt %d); want kept with none", kept, trips, attempt)
+				}
+				moved = true
+				break
+			}
+			if !moved {
+				return
 			}
 		}
 	})

@@ -318,6 +318,15 @@ func TestTheConnectionCapHolds(t *testing.T) {
 				t.Fatal("request")
 			}
 			conns = append(conns, c)
+			// The server reports the connection idle after the client
+			// has its answer: wait, so that idle order is dial order.
+			deadline := time.Now().Add(5 * time.Second)
+			for l.s.conns.Load().Idle() != i+1 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d connections idle, want %d", l.s.conns.Load().Idle(), i+1)
+				}
+				time.Sleep(time.Millisecond)
+			}
 		}
 		extra := l.dial(t)
 		if extra.get("/_health") != http.StatusOK {

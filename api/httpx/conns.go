@@ -126,6 +126,14 @@ func (l *ConnLimiter) Stats() (open int, evicted int64) {
 	return l.open, l.evicted
 }
 
+// Idle is how many connections are idle between keep-alive requests,
+// the ones that would give way to a new connection.
+func (l *ConnLimiter) Idle() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.idle.Len()
+}
+
 // DefaultMaxConnections is 10 000 connections, or half the process's
 // file descriptor limit when that is lower: the other half stays for the
 // stores (chDB opens a file per column part it reads) and PostgreSQL.
