@@ -45,6 +45,10 @@ type Config struct {
 	// on MetricsAddr when that is set (api/metrics.go).
 	Metrics     *metrics.Metrics
 	MetricsAddr string
+	// GeoIP, when set, adds $geoip_* properties at capture (the database
+	// INSIGHTD_GEOIP_DB names; its caller opens and closes it).
+	GeoIP        *ingest.GeoIP
+	GeoIPPersons bool // set the person's $geoip_* properties too
 
 	// Slow and idle clients (zero turns each off). A request's header
 	// must arrive within HeaderTimeout; its body's first n bytes within
@@ -146,7 +150,7 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	s.analysis = analysis.New(analysis.Config{Schema: cfg.Schema, Limits: cfg.Limits, Metrics: cfg.Metrics, Background: s.background},
 		log, store, engine)
 	s.cohorts = cohortcalc.New(log, store, engine, s.analysis, s.background)
-	s.ingest = ingest.New(ingest.Config{BodyLimit: cfg.BodyLimit, Metrics: cfg.Metrics}, log, store, s.writer, s.analysis.Ingest())
+	s.ingest = ingest.New(ingest.Config{BodyLimit: cfg.BodyLimit, Metrics: cfg.Metrics, GeoIP: cfg.GeoIP, GeoIPPersons: cfg.GeoIPPersons}, log, store, s.writer, s.analysis.Ingest())
 	s.watchMetrics()
 	return s
 }

@@ -92,11 +92,18 @@ func (s *Service) capture(c *gin.Context) {
 		return
 	}
 	ip := ""
+	var geo *geoLocator
 	if !proj.AnonymizeIPs {
 		ip = c.ClientIP()
+		if s.cfg.GeoIP != nil {
+			geo = &geoLocator{g: s.cfg.GeoIP, persons: s.cfg.GeoIPPersons, requestIP: ip}
+		}
 	}
 	for i := range p.events {
 		p.events[i].TeamID = proj.ID
+		if geo != nil {
+			geo.enrich(&p.events[i])
+		}
 		if ip != "" {
 			p.events[i].Properties = withIP(p.events[i].Properties, ip)
 		} else {

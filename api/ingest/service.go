@@ -25,6 +25,12 @@ type Config struct {
 	// Metrics, when set, counts accepted, deduplicated, rejected and
 	// failed events.
 	Metrics *metrics.Metrics
+	// GeoIP, when set, locates events by their sender's address
+	// (geoip.go); projects that anonymize IPs are never located.
+	GeoIP *GeoIP
+	// GeoIPPersons sets the located person's $geoip_* and
+	// $initial_geoip_* properties too.
+	GeoIPPersons bool
 }
 
 // Changes is told of every project whose events were just stored.

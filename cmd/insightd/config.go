@@ -47,6 +47,8 @@ var envNames = map[string]string{
 	"memory-limit":       "INSIGHTD_MEMORY_LIMIT",
 	"pprof-addr":         "INSIGHTD_PPROF_ADDR",
 	"metrics-addr":       "INSIGHTD_METRICS_ADDR",
+	"geoip-db":           "INSIGHTD_GEOIP_DB",
+	"geoip-persons":      "INSIGHTD_GEOIP_PERSONS",
 }
 
 // applyEnv sets each flag of fs from its variable, when the variable is

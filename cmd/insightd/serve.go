@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/insightd/insightd/api"
+	"github.com/insightd/insightd/api/ingest"
 	"github.com/insightd/insightd/api/metrics"
 )
 
@@ -38,6 +39,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	bytesVar(fs, &memoryLimit, "memory-limit", 0, "soft limit of the Go heap (e.g. 2GiB; 0: a quarter of the machine's memory; GOMEMLIMIT wins)")
 	migrate := fs.Bool("migrate", true, "apply pending migrations before serving")
 	pprofAddr := fs.String("pprof-addr", "", "serve Go's profiler on this address, e.g. 127.0.0.1:6060 (off by default)")
+	geoipDB := fs.String("geoip-db", "", "a MaxMind-format city or country database (GeoLite2, DB-IP Lite) to add $geoip_* properties at capture (off by default)")
+	fs.BoolVar(&acfg.GeoIPPersons, "geoip-persons", false, "with --geoip-db, also set the person's $geoip_* and $initial_geoip_* properties, as PostHog does (every located event then updates its person)")
 	fs.StringVar(&acfg.MetricsAddr, "metrics-addr", "", "serve the Prometheus metrics on this address alone, e.g. 127.0.0.1:9100, instead of at /metrics of --addr")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -47,6 +50,12 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	acfg.Limits.MaxExecutionTime = int(math.Ceil(sf.olap.QueryTimeout.Seconds()))
 	if err := errors.Join(acfg.Validate(), acfg.Ingest.Validate()); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *geoipDB != "" {
+		if acfg.GeoIP, err = ingest.OpenGeoIP(*geoipDB); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+		defer acfg.GeoIP.Close()
 	}
 	memoryLimit = setMemoryLimit(memoryLimit)
 	log, store, engine, err := sf.start(ctx, stderr)
