@@ -164,7 +164,10 @@ func TestCaptureAddsGeoIPProperties(t *testing.T) {
 	send(obj{"event": "disabled", "distinct_id": "dee", "properties": obj{"$geoip_disable": true}},
 		obj{"event": "unknown", "distinct_id": "eve", "properties": obj{"$ip": "198.51.100.7"}},
 		obj{"event": "hostile", "distinct_id": "fay", "properties": obj{"$ip": "'; DROP TABLE events; --\u0000"}})
-	for _, c := range []struct{ event, distinctID string }{{"disabled", "dee"}, {"unknown", "eve"}, {"hostile", "fay"}} {
+	send(obj{"event": "disabled-text", "distinct_id": "dee", "properties": obj{"$geoip_disable": "yes"}},
+		obj{"event": "not-disabled", "distinct_id": "ida", "properties": obj{"$geoip_disable": false}})
+	want("$geoip_disable false", props("not-disabled"), map[string]any{"$geoip_country_code": "SE"})
+	for _, c := range []struct{ event, distinctID string }{{"disabled", "dee"}, {"disabled-text", "dee"}, {"unknown", "eve"}, {"hostile", "fay"}} {
 		if got := geoKeys(props(c.event)); len(got) != 0 {
 			t.Errorf("%s: event located: %v", c.event, got)
 		}

@@ -102,7 +102,7 @@ func (s *Service) capture(c *gin.Context) {
 	for i := range p.events {
 		p.events[i].TeamID = proj.ID
 		if geo != nil {
-			geo.enrich(&p.events[i])
+			geo.enrich(&p.events[i], p.geo[i])
 		}
 		if ip != "" {
 			p.events[i].Properties = withIP(p.events[i].Properties, ip)

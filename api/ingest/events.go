@@ -65,6 +65,9 @@ type propertyHead struct {
 	AnonDistinctID json.RawMessage `json:"$anon_distinct_id"`
 	Alias          json.RawMessage `json:"alias"`
 	IgnoreSentAt   json.RawMessage `json:"$ignore_sent_at"`
+	// What GeoIP reads (geoip.go).
+	IP           json.RawMessage `json:"$ip"`
+	GeoIPDisable json.RawMessage `json:"$geoip_disable"`
 }
 
 // payload is a parsed request: its events and the token that authorizes
@@ -72,6 +75,8 @@ type propertyHead struct {
 type payload struct {
 	token  string
 	events []olap.Capture
+	// geo is what locating each event needs of its properties.
+	geo []geoHint
 	// single says the body was one event, not a batch: errors name its
 	// fields without batch[i].
 	single bool
@@ -128,7 +133,8 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 
 	p := &payload{token: firstString(env.APIKey, env.Token, env.DollarToken)}
 	if single {
-		c, token, err := parseEvent(&env.wireEvent, nil, sent, now, "")
+		p.geo = make([]geoHint, 1)
+		c, token, err := parseEvent(&env.wireEvent, nil, sent, now, "", &p.geo[0])
 		if err != nil {
 			return nil, err
 		}
@@ -138,18 +144,18 @@ func parsePayloadScan(body []byte, now time.Time, sent *time.Time, scan bool) (*
 		}
 		return p, nil
 	}
-	p.events = make([]olap.Capture, len(wes))
+	p.events, p.geo = make([]olap.Capture, len(wes)), make([]geoHint, len(wes))
 	enveloped := p.token != ""
 	for i := range wes {
 		var head *propertyHead
 		if heads != nil {
 			head = &heads[i]
 		}
-		c, token, err := parseEvent(&wes[i], head, batchSentAt, now, "")
+		c, token, err := parseEvent(&wes[i], head, batchSentAt, now, "", &p.geo[i])
 		if err != nil {
 			// Again, to name the event in the error (the prefix costs an
 			// allocation per event otherwise).
-			_, _, err = parseEvent(&wes[i], head, batchSentAt, now, "batch["+strconv.Itoa(i)+"].")
+			_, _, err = parseEvent(&wes[i], head, batchSentAt, now, "batch["+strconv.Itoa(i)+"].", nil)
 			return nil, err
 		}
 		p.events[i] = c
@@ -246,7 +252,7 @@ func malformed(err error) *httpx.Error {
 // parseEvent validates one event. It returns the token the event carries,
 // if any. scanned is what scanBatch read of the event's properties, or nil
 // for them to be read here.
-func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, now time.Time, prefix string) (olap.Capture, string, error) {
+func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, now time.Time, prefix string, geo *geoHint) (olap.Capture, string, error) {
 	var c olap.Capture
 	name, ok := jsonString(we.Event)
 	switch {
@@ -271,6 +277,9 @@ func parseEvent(we *wireEvent, scanned *propertyHead, batchSentAt *time.Time, no
 			return c, "", httpx.Invalid(prefix+"properties", "properties must be a JSON object.")
 		}
 		props = string(we.Properties)
+	}
+	if geo != nil {
+		*geo = hintOf(&head)
 	}
 
 	did := we.DistinctID
@@ -542,7 +551,7 @@ func foldPersonProperties(props string, u *olap.PersonUpdate) (string, error) {
 // them (and no \u escape that could spell one) need no second decode:
 // most events, and most of the parsing time.
 var captureKeyHints = [][]byte{[]byte(`distinct_id"`), []byte(`token"`), []byte(`"$set`),
-	[]byte(`"$unset"`), []byte(`"alias"`), []byte(`"$ignore_sent_at"`), []byte(`\u`)}
+	[]byte(`"$unset"`), []byte(`"alias"`), []byte(`"$ignore_sent_at"`), []byte(`"$ip"`), []byte(`"$geoip_disable"`), []byte(`\u`)}
 
 func mayHaveCaptureKeys(props []byte) bool {
 	for _, h := range captureKeyHints {
@@ -551,49 +560,4 @@ func mayHaveCaptureKeys(props []byte) bool {
 		}
 	}
 	return false
-}
-
-// isPresent tells a field that was sent from a missing or null one.
-func isPresent(raw json.RawMessage) bool {
-	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
-}
-
-// isGiven is isPresent for fields where an empty string also means
-// absent, as PostHog reads them: the official Go SDK sends "uuid": "" on
-// every event, other clients "timestamp": "" or "sent_at": "". Refusing
-// those would lose every event such a client sends.
-func isGiven(raw json.RawMessage) bool {
-	return isPresent(raw) && !bytes.Equal(raw, []byte(`""`))
-}
-
-func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	// raw is valid JSON: without escapes or bytes that are not UTF-8
-	// (which decoding replaces), the text between the quotes is the value.
-	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return string(in), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func firstString(raws ...json.RawMessage) string {
-	for _, r := range raws {
-		if s, ok := jsonString(r); ok && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

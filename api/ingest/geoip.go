@@ -1,11 +1,13 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/oschwald/maxminddb-golang/v2"
 
@@ -21,7 +23,15 @@ import (
 // every person it saw (benchmarks/results/geoip.md has the cost).
 type GeoIP struct {
 	db *maxminddb.Reader
+
+	mu sync.Mutex
+	// seen keeps the latest addresses' places (nil: not in the database),
+	// at most geoCacheSize, emptied when full: an app's users send many
+	// events from one address, and a lookup decodes a record.
+	seen map[string]*location
 }
+
+const geoCacheSize = 1 << 16
 
 // OpenGeoIP opens the database at path.
 func OpenGeoIP(path string) (*GeoIP, error) {
@@ -33,7 +43,7 @@ func OpenGeoIP(path string) (*GeoIP, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("geoip database %s is a %q database, not a city or country one", path, t)
 	}
-	return &GeoIP{db: db}, nil
+	return &GeoIP{db: db, seen: map[string]*location{}}, nil
 }
 
 // Close releases the database.
@@ -80,6 +90,28 @@ var geoKeys = []string{"city_name", "city_confidence", "subdivision_2_name", "su
 type location struct {
 	keys   []string
 	values []json.RawMessage
+}
+
+// cached is locate, remembered.
+func (g *GeoIP) cached(ip string) *location {
+	if len(ip) > 64 { // no address is this long: nothing to remember
+		loc, _ := g.locate(ip)
+		return loc
+	}
+	g.mu.Lock()
+	loc, ok := g.seen[ip]
+	g.mu.Unlock()
+	if ok {
+		return loc
+	}
+	loc, _ = g.locate(ip)
+	g.mu.Lock()
+	if len(g.seen) >= geoCacheSize {
+		clear(g.seen)
+	}
+	g.seen[ip] = loc
+	g.mu.Unlock()
+	return loc
 }
 
 // locate finds ip; false when the database does not know it.
@@ -134,6 +166,30 @@ func (g *GeoIP) locate(ip string) (*location, bool) {
 	return loc, true
 }
 
+// geoHint is what locating an event needs of its properties, read with
+// capture's other keys (propertyHead) rather than by decoding them again.
+type geoHint struct {
+	ip      string // the event's own $ip
+	ownIP   bool   // it sent one (a value that is no address locates nothing)
+	disable bool   // $geoip_disable is truthy
+}
+
+func hintOf(h *propertyHead) geoHint {
+	var g geoHint
+	if isPresent(h.IP) {
+		g.ip, _ = jsonString(h.IP)
+		g.ownIP = true
+	}
+	// Truthy as PostHog's transformation reads it (Hog): anything but
+	// false, null, 0 and "".
+	switch v := string(bytes.TrimSpace(h.GeoIPDisable)); v {
+	case "", "null", "false", "0", `""`:
+	default:
+		g.disable = true
+	}
+	return g
+}
+
 // geoLocator locates the events of one request: most carry no $ip of
 // their own and share the request's address, looked up once.
 type geoLocator struct {
@@ -148,33 +204,25 @@ type geoLocator struct {
 // forwarding its user's), else the request's address. Nothing when the
 // event sets $geoip_disable, or its address is not in the database; a
 // property or person property the client sent keeps its value.
-func (l *geoLocator) enrich(ev *olap.Capture) {
-	props := ev.Properties
-	var own struct {
-		IP      *string `json:"$ip"`
-		Disable bool    `json:"$geoip_disable"`
-	}
-	if strings.Contains(props, `ip"`) || strings.Contains(props, `"$geoip_disable"`) || strings.Contains(props, `\u`) {
-		if json.Unmarshal([]byte(props), &own) != nil || own.Disable {
-			return
-		}
+func (l *geoLocator) enrich(ev *olap.Capture, h geoHint) {
+	if h.disable {
+		return
 	}
 	var loc *location
 	switch {
-	case own.IP != nil && *own.IP != l.requestIP:
-		var ok bool
-		if loc, ok = l.g.locate(*own.IP); !ok {
+	case h.ownIP && h.ip != l.requestIP:
+		if loc = l.g.cached(h.ip); loc == nil {
 			return
 		}
 	default:
 		if !l.looked {
-			l.request, _ = l.g.locate(l.requestIP)
-			l.looked = true
+			l.request, l.looked = l.g.cached(l.requestIP), true
 		}
 		if loc = l.request; loc == nil {
 			return
 		}
 	}
+	props := ev.Properties
 	ev.Properties = withLocation(props, loc)
 	if !l.persons {
 		return

@@ -57,7 +57,7 @@ var (
 		"$set", "$set_once", "api_key", "token", "$token"}
 	envelopeKeys = append([]string{"batch", "historical_migration"}, eventKeys...)
 	headKeys     = []string{"distinct_id", "token", "$token", "$set", "$set_once", "$unset",
-		"$anon_distinct_id", "alias", "$ignore_sent_at"}
+		"$anon_distinct_id", "alias", "$ignore_sent_at", "$ip", "$geoip_disable"}
 )
 
 func eventField(we *wireEvent, key []byte) *json.RawMessage {
@@ -117,6 +117,10 @@ func headField(h *propertyHead, key []byte) *json.RawMessage {
 		return &h.Alias
 	case "$ignore_sent_at":
 		return &h.IgnoreSentAt
+	case "$ip":
+		return &h.IP
+	case "$geoip_disable":
+		return &h.GeoIPDisable
 	}
 	return nil
 }

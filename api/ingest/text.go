@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"unicode/utf8"
 )
 
@@ -124,4 +125,51 @@ func hasSurrogateEscape(body []byte) bool {
 			}
 		}
 	}
+}
+
+// The values of a JSON text capture reads.
+
+// isPresent tells a field that was sent from a missing or null one.
+func isPresent(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(raw, []byte("null"))
+}
+
+// isGiven is isPresent for fields where an empty string also means
+// absent, as PostHog reads them: the official Go SDK sends "uuid": "" on
+// every event, other clients "timestamp": "" or "sent_at": "". Refusing
+// those would lose every event such a client sends.
+func isGiven(raw json.RawMessage) bool {
+	return isPresent(raw) && !bytes.Equal(raw, []byte(`""`))
+}
+
+func jsonString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	// raw is valid JSON: without escapes or bytes that are not UTF-8
+	// (which decoding replaces), the text between the quotes is the value.
+	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func firstString(raws ...json.RawMessage) string {
+	for _, r := range raws {
+		if s, ok := jsonString(r); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
