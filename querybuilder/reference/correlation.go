@@ -108,7 +108,7 @@ func (c Correlation) Answer(all []Event) ([]CorrelationItem, bool) {
 					if !has(c.EventNames, e.Event) {
 						continue
 					}
-					for k, v := range e.Props {
+					for k, v := range groups.Props(e) {
 						if !has(c.ExcludeEventProperties, k) {
 							mine[e.Event+"::"+k+"::"+JSONText(v)] = true
 						}

@@ -57,3 +57,22 @@ func (g Groups) Key(e Event, index int) string {
 	}
 	return String(e.Props[fmt.Sprintf("$group_%d", index)])
 }
+
+// Props are e's properties as capture stores them: with $group_N for
+// each group its $groups names.
+func (g Groups) Props(e Event) map[string]any {
+	m, ok := e.Props["$groups"].(map[string]any)
+	if !ok {
+		return e.Props
+	}
+	out := make(map[string]any, len(e.Props)+len(m))
+	for k, v := range e.Props {
+		out[k] = v
+	}
+	for typ, key := range m {
+		if i, ok := g[typ]; ok && String(key) != "" {
+			out[fmt.Sprintf("$group_%d", i)] = String(key)
+		}
+	}
+	return out
+}

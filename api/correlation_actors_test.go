@@ -233,3 +233,64 @@ func TestCorrelationActorsQueriesListThePeopleOfTheItemURLs(t *testing.T) {
 		t.Fatal("no one to check")
 	}
 }
+
+// TestCorrelationActorsQueryRefusesWhatItCannotAnswer: each bad field of
+// a FunnelCorrelationActorsQuery is a 400 naming it; a hostile event name
+// is data.
+func TestCorrelationActorsQueryRefusesWhatItCannotAnswer(t *testing.T) {
+	env := newFunnelEnv(t)
+	events := analysistest.CorrelationEvents(3)
+	p := env.project(t, events)
+	f := reference.Funnel{Steps: []reference.Step{{Event: "A"}, {Event: "B"}}, DateFrom: "2026-05-04", DateTo: "2026-05-06",
+		Order: "ordered", WindowInterval: 12, WindowUnit: "hour"}
+	// with is the ActorsQuery of X's successes with change applied to its
+	// FunnelCorrelationActorsQuery (src) and FunnelCorrelationQuery (corr).
+	with := func(change func(src, corr, fa map[string]any)) map[string]any {
+		q := correlationActors(funnelNode(f), reference.Correlation{Funnel: f}, "X", true)
+		src := q["source"].(map[string]any)
+		corr := src["source"].(map[string]any)
+		change(src, corr, corr["source"].(map[string]any))
+		return q
+	}
+	for name, tc := range map[string]struct {
+		query map[string]any
+		attr  string
+	}{
+		"converted missing": {with(func(src, _, _ map[string]any) { delete(src, "funnelCorrelationPersonConverted") }),
+			"query.source.funnelCorrelationPersonConverted"},
+		"converted not a boolean": {with(func(src, _, _ map[string]any) { src["funnelCorrelationPersonConverted"] = "yes" }),
+			"query.source.funnelCorrelationPersonConverted"},
+		"an action as the item": {with(func(src, _, _ map[string]any) {
+			src["funnelCorrelationPersonEntity"] = map[string]any{"kind": "ActionsNode", "id": 1}
+		}), "query.source.funnelCorrelationPersonEntity.kind"},
+		"no item": {with(func(src, _, _ map[string]any) { delete(src, "funnelCorrelationPersonEntity") }),
+			"query.source.funnelCorrelationPersonEntity"},
+		"two property values": {with(func(src, corr, _ map[string]any) {
+			corr["funnelCorrelationType"], corr["funnelCorrelationNames"] = "properties", []any{"tier"}
+			src["funnelCorrelationPropertyValues"] = []any{map[string]any{"key": "tier", "value": "gold"}, map[string]any{"key": "tier", "value": "silver"}}
+		}), "query.source.funnelCorrelationPropertyValues"},
+		"no correlation type": {with(func(_, corr, _ map[string]any) { delete(corr, "funnelCorrelationType") }),
+			"query.source.source.funnelCorrelationType"},
+		"properties without names": {with(func(_, corr, _ map[string]any) { corr["funnelCorrelationType"] = "properties" }),
+			"query.source.source.funnelCorrelationNames"},
+		"a step of the funnel": {with(func(_, _, fa map[string]any) { fa["funnelStep"] = 1 }), "query.source.source.source.funnelStep"},
+		"not a correlation": {with(func(src, _, _ map[string]any) { src["source"] = map[string]any{"kind": "FunnelsQuery"} }), "query.source.source"},
+		"a trend's funnel": {with(func(_, _, fa map[string]any) {
+			fa["source"] = map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "A"}}}
+		}), "query.source.source.source.source.kind"},
+		"an unknown field": {with(func(_, corr, _ map[string]any) { corr["nope"] = 1 }), "query.source.source.nope"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			st, out := call(t, p.env.h, "POST", fmt.Sprintf("/api/projects/%d/query/", p.id), p.key, map[string]any{"query": tc.query})
+			if st != 400 || out["attr"] != tc.attr || out["detail"] == nil {
+				t.Fatalf("want 400 naming %s, got %d %v", tc.attr, st, out)
+			}
+		})
+	}
+	t.Run("a hostile event name is data", func(t *testing.T) {
+		q := correlationActors(funnelNode(f), reference.Correlation{Funnel: f}, `X'); DROP TABLE events --`, false)
+		if ids := p.actorsIDs(t, q); len(ids) != 0 {
+			t.Fatalf("an event no one did lists %v", ids)
+		}
+	})
+}
