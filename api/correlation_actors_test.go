@@ -117,7 +117,9 @@ func funnelNode(f reference.Funnel) map[string]any {
 // a group is no organization's and makes no item.
 func TestCorrelationByGroupsWorkedByHand(t *testing.T) {
 	env := newFunnelEnv(t)
-	day := func(d, h int) time.Duration { return time.Date(2026, 5, d, h, 0, 0, 0, time.UTC).Sub(analysistest.Fday) }
+	day := func(d, h int) time.Duration {
+		return time.Date(2026, 5, d, h, 0, 0, 0, time.UTC).Sub(analysistest.Fday)
+	}
 	events := []reference.Event{
 		gident("company", "c", day(1, 9), map[string]any{}),
 		gident("organization", "org:5", day(1, 9), map[string]any{"industry": "finance"}),
@@ -274,7 +276,7 @@ func TestCorrelationActorsQueryRefusesWhatItCannotAnswer(t *testing.T) {
 		"properties without names": {with(func(_, corr, _ map[string]any) { corr["funnelCorrelationType"] = "properties" }),
 			"query.source.source.funnelCorrelationNames"},
 		"a step of the funnel": {with(func(_, _, fa map[string]any) { fa["funnelStep"] = 1 }), "query.source.source.source.funnelStep"},
-		"not a correlation": {with(func(src, _, _ map[string]any) { src["source"] = map[string]any{"kind": "FunnelsQuery"} }), "query.source.source"},
+		"not a correlation":    {with(func(src, _, _ map[string]any) { src["source"] = map[string]any{"kind": "FunnelsQuery"} }), "query.source.source"},
 		"a trend's funnel": {with(func(_, _, fa map[string]any) {
 			fa["source"] = map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "A"}}}
 		}), "query.source.source.source.source.kind"},
