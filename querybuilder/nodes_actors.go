@@ -57,7 +57,8 @@ var retentionColumn = regexp.MustCompile(`^(hour|day|week|month)_([0-9]{1,2})$`)
 
 // TranslateActorsNode reads an ActorsQuery found at path (query) whose
 // source is an InsightActorsQuery (over a TrendsQuery, StickinessQuery,
-// LifecycleQuery or RetentionQuery) or a FunnelsActorsQuery.
+// LifecycleQuery or RetentionQuery), a FunnelsActorsQuery or a
+// FunnelCorrelationActorsQuery (nodes_correlation.go).
 func TranslateActorsNode(raw json.RawMessage, path string) (*ActorsNode, error) {
 	pr := &problems{}
 	r := newNodeReader(raw, path, pr)
@@ -72,7 +73,7 @@ func TranslateActorsNode(raw json.RawMessage, path string) (*ActorsNode, error) 
 	src := r.object("source")
 	if src == nil {
 		if pr.ok() {
-			pr.add(r.at("source"), "%s is required: an InsightActorsQuery or FunnelsActorsQuery", r.at("source"))
+			pr.add(r.at("source"), "%s is required: an InsightActorsQuery, FunnelsActorsQuery or FunnelCorrelationActorsQuery", r.at("source"))
 		}
 		r.done()
 		return nil, pr.err()
@@ -99,18 +100,22 @@ func TranslateActorsNode(raw json.RawMessage, path string) (*ActorsNode, error) 
 	return out, nil
 }
 
-// actorsSource reads an InsightActorsQuery or FunnelsActorsQuery: its
-// insight query and the selection of one of its numbers.
+// actorsSource reads an InsightActorsQuery, FunnelsActorsQuery or
+// FunnelCorrelationActorsQuery: its insight query and the selection of
+// one of its numbers.
 func (r *nodeReader) actorsSource(sel Params) (*InsightNode, *Kind) {
 	kind := r.kind()
-	if kind != "InsightActorsQuery" && kind != "FunnelsActorsQuery" {
-		r.pr.add(r.at("kind"), "%s %q is not an actors source insightd answers; use InsightActorsQuery or FunnelsActorsQuery", r.at("kind"), kind)
+	if kind != "InsightActorsQuery" && kind != "FunnelsActorsQuery" && kind != "FunnelCorrelationActorsQuery" {
+		r.pr.add(r.at("kind"), "%s %q is not an actors source insightd answers; use InsightActorsQuery, FunnelsActorsQuery or FunnelCorrelationActorsQuery", r.at("kind"), kind)
 		return nil, nil
 	}
 	r.ignore("modifiers", "response", "version", "includeRecordings")
 	// PostHog's tools page on the ActorsQuery (they move these there).
 	r.refuse("limit", "page with the ActorsQuery's limit", "100")
 	r.refuse("offset", "page with the ActorsQuery's offset")
+	if kind == "FunnelCorrelationActorsQuery" {
+		return r.correlationActorsSource(sel)
+	}
 	raw := r.raw("source")
 	if raw == nil {
 		r.pr.add(r.at("source"), "%s is required: the insight query whose actors to list", r.at("source"))
@@ -247,7 +252,7 @@ func (r *nodeReader) actorsSelect(k *Kind) []ActorsColumn {
 			c.What = name
 		case name == "event_count":
 			if k != nil && k != &trendsKind {
-				r.pr.add(fmt.Sprintf("%s[%d]", r.at("select"), i), "event_count is counted for the actors of a trend; a %s's actors have none", k.Node)
+				r.pr.add(fmt.Sprintf("%s[%d]", r.at("select"), i), "event_count is counted for the actors of a trend; a %s's actors have none", kindLabel(k))
 			}
 			c.What = name
 		case m != nil && k == &retentionKind:

@@ -37,6 +37,20 @@ var schemaJSONFields = []struct {
 		"id": "null", "math": "null", "math_group_type_index": "null", "math_hogql": "null", "math_multiplier": "null",
 		"math_property": "null", "math_property_revenue_currency": "null", "math_property_type": "null", "name": "null",
 		"optionalInFunnel": "null", "properties": "null", "response": "null", "version": "null"}},
+	// The correlation's actors (not in the CLI's schemas): the
+	// FunnelCorrelationActorsQuery, its FunnelCorrelationQuery and the
+	// FunnelsActorsQuery around the funnel.
+	{"schema.json FunnelCorrelationActorsQuery", "ActorsQuery/FunnelCorrelationQuery", "source", map[string]string{
+		"funnelCorrelationPersonConverted": "null", "funnelCorrelationPersonEntity": "null", "funnelCorrelationPropertyValues": "null",
+		"includeRecordings": "null", "modifiers": "null", "response": "null", "source": "null", "version": "null"}},
+	{"schema.json FunnelCorrelationQuery", "ActorsQuery/FunnelCorrelationQuery", "source.source", map[string]string{
+		"funnelCorrelationEventExcludePropertyNames": "null", "funnelCorrelationEventNames": "null",
+		"funnelCorrelationExcludeEventNames": "null", "funnelCorrelationExcludeNames": "null", "funnelCorrelationNames": "null",
+		"funnelCorrelationType": `"events"`, "response": "null", "source": "null", "version": "null"}},
+	{"schema.json FunnelsActorsQuery", "ActorsQuery/FunnelCorrelationQuery", "source.source.source", map[string]string{
+		"funnelCustomSteps": "null", "funnelStep": "null", "funnelStepBreakdown": "null", "funnelTrendsDropOff": "null",
+		"funnelTrendsEntrancePeriodStart": "null", "includeRecordings": "null", "modifiers": "null", "response": "null",
+		"source": "null", "version": "null"}},
 }
 
 // schemaBases is a valid node of each kind the fixture names, which each
@@ -56,8 +70,13 @@ var schemaBases = map[string]string{
 func actorsBase(kind string) string {
 	src := "InsightActorsQuery"
 	extra := ""
-	if kind == "FunnelsQuery" {
+	switch kind {
+	case "FunnelsQuery":
 		src, extra = "FunnelsActorsQuery", `, "funnelStep": 1`
+	case "FunnelCorrelationQuery":
+		return `{"kind": "ActorsQuery", "source": {"kind": "FunnelCorrelationActorsQuery", "source": {"kind": "FunnelCorrelationQuery", ` +
+			`"funnelCorrelationType": "events", "source": {"kind": "FunnelsActorsQuery", "source": ` + schemaBases["FunnelsQuery"] + `}}, ` +
+			`"funnelCorrelationPersonConverted": true, "funnelCorrelationPersonEntity": {"kind": "EventsNode", "event": "x"}}}`
 	}
 	return fmt.Sprintf(`{"kind": "ActorsQuery", "source": {"kind": %q, "source": %s%s}}`, src, schemaBases[kind], extra)
 }
@@ -96,6 +115,10 @@ var schemaSamples = map[string]string{
 	"pathGroupings": `["/a/*"]`, "pathsHogQLExpression": `"properties.$current_url"`, "startPoint": `"/start"`, "stepLimit": `3`,
 	"day": `"2024-01-02"`, "limit": `10`, "offset": `20`, "status": `"new"`, "funnelStep": `2`, "funnelStepBreakdown": `"Chrome"`,
 	"funnelTrendsDropOff": `true`, "funnelTrendsEntrancePeriodStart": `"2024-01-01"`, "fixedProperties": `[{"key": "k", "value": "v", "type": "person"}]`,
+	"funnelCustomSteps": `[1]`, "funnelCorrelationPersonConverted": `false`, "funnelCorrelationPersonEntity": `{"kind": "EventsNode", "event": "y"}`,
+	"funnelCorrelationPropertyValues": `[{"key": "k", "value": "v", "type": "person"}]`, "funnelCorrelationType": `"properties"`,
+	"funnelCorrelationEventExcludePropertyNames": `["p"]`, "funnelCorrelationEventNames": `["e"]`, "funnelCorrelationExcludeEventNames": `["e"]`,
+	"funnelCorrelationExcludeNames": `["p"]`, "funnelCorrelationNames": `["p"]`,
 	"math_property_revenue_currency": `{"static": "USD"}`, "orderBy": `["actor_id DESC"]`, "search": `"bob"`, "select": `["id"]`,
 }
 

@@ -1,7 +1,8 @@
 // Command actorsload times an ActorsQuery against the persons/* endpoint
 // listing the same number's actors, on the loaded project, over HTTP, in
 // one interleaved run: for each case (the 3-step 30-day funnel's step 2,
-// a retention cell's cohort, a trend day of daily active users) the
+// a retention cell's cohort, a trend day of daily active users, the
+// failed actors of that funnel's first event correlation item) the
 // first page of the people URL the analysis answers, and the first page
 // (100 actors) of the ActorsQuery PostHog's tools send for that number.
 // Before timing, both are checked to list the same actors. It runs every
@@ -186,5 +187,30 @@ func actorsCases(from, to string, last time.Time) []*actorsCase {
 		day.query = actors(map[string]any{"kind": "InsightActorsQuery", "source": trendNode, "day": midDay, "series": 0}, "actor")
 		return s[0].PersonsURLs[k]["url"]
 	}
-	return append(c, day)
+	corr := map[string]any{"funnel_correlation_type": "events"}
+	for k, v := range funnel {
+		corr[k] = v
+	}
+	item := &actorsCase{name: "correlation item's failures (events, the funnel's)", route: "funnel/correlation", body: corr}
+	item.people = func(raw json.RawMessage) string {
+		var r struct {
+			Events []struct {
+				Event struct {
+					Event string `json:"event"`
+				} `json:"event"`
+				FailureURL string `json:"failure_people_url"`
+			} `json:"events"`
+		}
+		loaded.Check(json.Unmarshal(raw, &r))
+		if len(r.Events) == 0 {
+			loaded.Check(fmt.Errorf("the correlation has no items"))
+		}
+		correlation := map[string]any{"kind": "FunnelCorrelationQuery", "funnelCorrelationType": "events",
+			"source": map[string]any{"kind": "FunnelsActorsQuery", "source": funnelNode}}
+		item.query = actors(map[string]any{"kind": "FunnelCorrelationActorsQuery", "source": correlation,
+			"funnelCorrelationPersonConverted": false,
+			"funnelCorrelationPersonEntity":    map[string]any{"kind": "EventsNode", "event": r.Events[0].Event.Event}}, "actor")
+		return r.Events[0].FailureURL
+	}
+	return append(c, day, item)
 }

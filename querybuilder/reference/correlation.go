@@ -7,7 +7,6 @@ package reference
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 )
@@ -37,6 +36,7 @@ type CorrelationItem struct {
 func (c Correlation) Answer(all []Event) ([]CorrelationItem, bool) {
 	personOf, props := Identities(all)
 	from, to := c.Funnel.DateRange()
+	groups := GroupsOf(all)
 	byPerson := map[string][]Event{}
 	for _, e := range all {
 		if e.At.Before(from) || !e.At.Before(to) {
@@ -44,7 +44,7 @@ func (c Correlation) Answer(all []Event) ([]CorrelationItem, bool) {
 		}
 		id := personOf(e.DistinctID)
 		if c.Funnel.GroupIndex > 0 {
-			if id = String(e.Props[fmt.Sprintf("$group_%d", c.Funnel.GroupIndex)]); id == "" {
+			if id = groups.Key(e, c.Funnel.GroupIndex); id == "" {
 				continue
 			}
 		}
@@ -108,7 +108,7 @@ func (c Correlation) Answer(all []Event) ([]CorrelationItem, bool) {
 					if !has(c.EventNames, e.Event) {
 						continue
 					}
-					for k, v := range e.Props {
+					for k, v := range groups.Props(e) {
 						if !has(c.ExcludeEventProperties, k) {
 							mine[e.Event+"::"+k+"::"+JSONText(v)] = true
 						}

@@ -212,6 +212,7 @@ func Identities(all []Event) (personOf func(string) string, props map[string]map
 func (f Funnel) Read(all []Event) map[string]*Person {
 	personOf, _ := Identities(all)
 	from, to := f.DateRange()
+	groups := GroupsOf(all)
 	out := map[string]*Person{}
 	for _, e := range all {
 		if e.At.Before(from) || !e.At.Before(to) {
@@ -222,7 +223,7 @@ func (f Funnel) Read(all []Event) map[string]*Person {
 		}
 		id := personOf(e.DistinctID)
 		if f.GroupIndex > 0 {
-			if id = String(e.Props[fmt.Sprintf("$group_%d", f.GroupIndex)]); id == "" {
+			if id = groups.Key(e, f.GroupIndex); id == "" {
 				continue
 			}
 		}

@@ -42,8 +42,17 @@ func CorrelationEvents(seed int64) []reference.Event {
 			if r.Intn(3) == 0 {
 				props["n"] = float64(1 + r.Intn(2))
 			}
-			if r.Intn(3) == 0 {
+			// Groups by their own $group_1, or by $groups as SDKs send
+			// them (capture numbers the types in order of first use): an
+			// event's group is not its person's, and a person's events
+			// name several.
+			switch r.Intn(6) {
+			case 0:
 				props["$group_1"] = fmt.Sprintf("org-%d", r.Intn(5))
+			case 1:
+				props["$groups"] = map[string]any{"org": fmt.Sprintf("org-%d", r.Intn(5))}
+			case 2:
+				props["$groups"] = map[string]any{"company": fmt.Sprintf("co-%d", r.Intn(3)), "org": fmt.Sprintf("org-%d", r.Intn(5))}
 			}
 			if r.Intn(5) == 0 {
 				props["$set"] = map[string]any{"tier": []string{"gold", "silver"}[r.Intn(2)], "age": float64(20 + r.Intn(3))}
