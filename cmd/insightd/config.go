@@ -23,6 +23,7 @@ var envNames = map[string]string{
 	"database-url":       "DATABASE_URL",
 	"postgres-timeout":   "INSIGHTD_POSTGRES_TIMEOUT",
 	"auth-cache-ttl":     "INSIGHTD_AUTH_CACHE_TTL",
+	"outage-memory":      "INSIGHTD_OUTAGE_MEMORY",
 	"log-level":          "INSIGHTD_LOG_LEVEL",
 	"clickhouse-url":     "CLICKHOUSE_URL",
 	"clickhouse-cluster": "INSIGHTD_CLICKHOUSE_CLUSTER",
