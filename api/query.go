@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -273,7 +274,6 @@ var statementCodes = map[int32]bool{
 	179: true, // MULTIPLE_EXPRESSIONS_FOR_ALIAS
 	184: true, // ILLEGAL_AGGREGATION
 	190: true, // SIZES_OF_ARRAYS_DONT_MATCH
-	191: true, // SET_SIZE_LIMIT_EXCEEDED
 	215: true, // NOT_AN_AGGREGATE
 	321: true, // VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE
 	352: true, // AMBIGUOUS_COLUMN_NAME
@@ -294,10 +294,37 @@ var statementCodes = map[int32]bool{
 // refusal is insightd's bug.
 func statementError(err error, attr string) error {
 	code, ok := olap.ErrorCode(err)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The server's query timeout ended it before the engine's own
+		// max_execution_time did: the same budget.
+		code, ok = olap.CodeTimeoutExceeded, true
+	}
+	if detail, over := budgetCodes[code]; ok && over {
+		return &httpx.Error{Kind: httpx.KindInvalid, Code: "query_over_budget", Attr: attr, Err: err, Detail: detail}
+	}
 	if !ok || !statementCodes[code] {
 		return err
 	}
 	return &httpx.Error{Kind: httpx.KindInvalid, Code: "invalid_input", Attr: attr, Err: err, Detail: engineMessage(err)}
+}
+
+// budgetCodes are the engine's codes of a user's statement past one of
+// the server's budgets (querybuilder.Limits, set on every statement), and
+// what the user is told: the statement asks for more than the server
+// gives one query, so it is refused as written, not retried.
+var budgetCodes = map[int32]string{
+	olap.CodeTooManyRowsRead: "The query would read more rows than the server allows one query: " + // TOO_MANY_ROWS (max_rows_to_read)
+		"filter the events it reads (a timestamp range, an event name) or read fewer tables.",
+	olap.CodeTooManyBytesRead: "The query would read more data than the server allows one query: " + // TOO_MANY_BYTES
+		"filter the events it reads (a timestamp range, an event name) or read fewer tables.",
+	olap.CodeTimeoutExceeded: "The query would run longer than the server allows one query: " +
+		"filter the events it reads (a timestamp range, an event name), or join and group fewer rows.",
+	olap.CodeMemoryLimitExceeded: "The query needs more memory than the server allows one query: " +
+		"join, group or sort fewer rows, or filter the events it reads.",
+	olap.CodeTooManyRows: "The query would return more rows than the server allows one query: " + // TOO_MANY_ROWS_OR_BYTES (max_result_rows)
+		"aggregate, or add a LIMIT.",
+	olap.CodeSetSizeLimitExceeded: "A join of the query would hold more rows than the server allows one query: " + // SET_SIZE_LIMIT_EXCEEDED (max_rows_in_join, max_bytes_in_join)
+		"join a smaller, filtered subquery (a self-join of the events multiplies every person's events).",
 }
 
 // engineMessage is an engine error's message for the user: without the

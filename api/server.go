@@ -93,7 +93,8 @@ func (c Config) Validate() error {
 	if c.MaxConnections < 0 {
 		errs = append(errs, errors.New("max connections must not be negative"))
 	}
-	if c.Limits.MaxExecutionTime < 0 || c.Limits.MaxMemoryUsage < 0 || c.Limits.MaxResultRows < 0 {
+	if c.Limits.MaxExecutionTime < 0 || c.Limits.MaxMemoryUsage < 0 || c.Limits.MaxResultRows < 0 ||
+		c.Limits.MaxRowsToRead < 0 || c.Limits.MaxRowsInJoin < 0 || c.Limits.MaxBytesInJoin < 0 {
 		errs = append(errs, errors.New("query limits must not be negative"))
 	}
 	return errors.Join(errs...)

@@ -30,6 +30,8 @@ func TestStoreOutagesMapToTheirStatusesWithoutWrapping(t *testing.T) {
 		{"the engine out of reach, however deep", fmt.Errorf("trend: %w", &olap.UnavailableError{Err: refused}), 503, "clickhouse_unavailable"},
 		{"the engine's timeout code", fmt.Errorf("q: %w", &chdb.Exception{Code: olap.CodeTimeoutExceeded}), 504, "query_timeout"},
 		{"the engine's cancellation code", fmt.Errorf("q: %w", &chdb.Exception{Code: olap.CodeQueryWasCancelled}), 499, "query_canceled"},
+		{"an analysis past the rows read", fmt.Errorf("q: %w", &chdb.Exception{Code: olap.CodeTooManyRowsRead}), 400, "query_over_budget"},
+		{"an analysis past a join's table", fmt.Errorf("q: %w", &chdb.Exception{Code: olap.CodeSetSizeLimitExceeded}), 400, "query_over_budget"},
 		{"a deadline", fmt.Errorf("q: %w", context.DeadlineExceeded), 504, "query_timeout"},
 		{"a caller that left", fmt.Errorf("q: %w", context.Canceled), 499, "canceled"},
 		{"PostgreSQL refusing connections", fmt.Errorf("get project: %w", refused), 503, "postgres_unavailable"},

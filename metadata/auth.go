@@ -131,8 +131,10 @@ func (s *Store) Authenticate(ctx context.Context, key string) (*Principal, error
 	if subtle.ConstantTimeCompare([]byte(row.Secure), []byte(hash)) != 1 {
 		return nil, ErrNotFound
 	}
-	if !row.LastUsedAt.Valid || time.Since(row.LastUsedAt.Time) > keyTouchInterval {
-		if _, err := s.db.ExecContext(ctx, "UPDATE personal_api_keys SET last_used_at = now() WHERE id = $1", row.KeyID); err != nil {
+	if !s.Down() && (!row.LastUsedAt.Valid || time.Since(row.LastUsedAt.Time) > keyTouchInterval) {
+		// While PostgreSQL is down a remembered key works without its
+		// touch (outage.go).
+		if _, err := s.db.ExecContext(ctx, "UPDATE personal_api_keys SET last_used_at = now() WHERE id = $1", row.KeyID); err != nil && !Unavailable(err) {
 			return nil, err
 		}
 	}

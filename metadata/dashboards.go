@@ -88,14 +88,13 @@ func (s *Store) dashboardWhere(ctx context.Context, tx *sqlx.Tx, where string, a
 	if err != nil {
 		return nil, err
 	}
-	var q sqlx.QueryerContext = s.db
-	if tx != nil {
-		q = tx
-	}
-	err = sqlx.SelectContext(ctx, q, &d.Tiles, `SELECT t.id, t.dashboard_id, t.insight_id, t.text_body, t.layouts, t.color,
+	const tiles = `SELECT t.id, t.dashboard_id, t.insight_id, t.text_body, t.layouts, t.color,
 		t.deleted, t.last_modified_at FROM dashboard_tiles t LEFT JOIN insights i ON i.id = t.insight_id
-		WHERE t.dashboard_id = $1 AND NOT t.deleted AND (i.id IS NULL OR NOT i.deleted) ORDER BY t.id`, d.ID)
-	return d, err
+		WHERE t.dashboard_id = $1 AND NOT t.deleted AND (i.id IS NULL OR NOT i.deleted) ORDER BY t.id`
+	if tx != nil {
+		return d, tx.SelectContext(ctx, &d.Tiles, tiles, d.ID)
+	}
+	return d, s.recallInto(&d.Tiles, tiles, []any{d.ID}, func() error { return s.db.SelectContext(ctx, &d.Tiles, tiles, d.ID) })
 }
 
 // InsightsByID returns the project's insights with these ids that are not

@@ -62,7 +62,7 @@ func getRecord[T, R any, P rowOf[R, T]](ctx context.Context, s *Store, tx *sqlx.
 // selectRecords reads the records of every row of query.
 func selectRecords[T, R any, P rowOf[R, T]](ctx context.Context, s *Store, query string, args ...any) ([]T, error) {
 	var rows []R
-	if err := s.db.SelectContext(ctx, &rows, query, args...); err != nil {
+	if err := s.recallInto(&rows, query, args, func() error { return s.db.SelectContext(ctx, &rows, query, args...) }); err != nil {
 		return nil, err
 	}
 	return records[T, R, P](rows), nil

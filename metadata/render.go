@@ -22,6 +22,12 @@ type RenderState struct {
 // RenderState reads the project's render state for keys (none: the
 // generations only), as user userID may see it.
 func (s *Store) RenderState(ctx context.Context, projectID, userID int64, keys []string) (*RenderState, error) {
+	return recallRead(s, recallKey("render", []any{projectID, userID, keys}), func() (*RenderState, error) {
+		return s.renderState(ctx, projectID, userID, keys)
+	})
+}
+
+func (s *Store) renderState(ctx context.Context, projectID, userID int64, keys []string) (*RenderState, error) {
 	st, err := s.prepared(ctx, `SELECT
 		coalesce((SELECT generation FROM render_generations WHERE project_id = $1), 0),
 		coalesce((SELECT generation FROM render_generations WHERE project_id = 0), 0),

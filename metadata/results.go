@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -20,6 +21,15 @@ type CachedResult struct {
 // CachedResult returns the project's result stored under key, stale or
 // not (the caller judges); ErrNotFound when there is none.
 func (s *Store) CachedResult(ctx context.Context, projectID int64, key string) (*CachedResult, error) {
+	return recallRead(s, resultKey(projectID, key), func() (*CachedResult, error) { return s.cachedResult(ctx, projectID, key) })
+}
+
+// resultKey is the outage memory's key of a cached result (outage.go).
+func resultKey(projectID int64, key string) string {
+	return fmt.Sprintf("result\x00%d\x00%s", projectID, key)
+}
+
+func (s *Store) cachedResult(ctx context.Context, projectID int64, key string) (*CachedResult, error) {
 	st, err := s.prepared(ctx, `SELECT result, computed_at, stale_at FROM cached_results WHERE project_id = $1 AND cache_key = $2`)
 	if err != nil {
 		return nil, err
@@ -53,6 +63,13 @@ func (s *Store) PutCachedResult(ctx context.Context, projectID int64, key string
 	// into bytes first): a result at the budget's edge is large
 	// (benchmarks/results/reliability.md).
 	_, err = st.ExecContext(ctx, projectID, key, []byte(r.Result), r.ComputedAt, r.StaleAt)
+	if err == nil || Unavailable(err) {
+		// Computed while PostgreSQL is down, it still answers from
+		// memory until PostgreSQL is back.
+		if old, ok := s.recall.get(resultKey(projectID, key)); !ok || !old.(*CachedResult).ComputedAt.After(r.ComputedAt) {
+			s.recall.put(resultKey(projectID, key), &r, int64(len(r.Result)))
+		}
+	}
 	// Even on an error: the row may have been written.
 	s.RenderChanged(projectID)
 	return err

@@ -29,12 +29,16 @@ type Config struct {
 	// RoundTrip bounds each exchange with PostgreSQL (default 10s; see
 	// deadlines.go): a frozen server fails requests within it.
 	RoundTrip time.Duration
+	// OutageMemory is how long a read is remembered to be answered while
+	// PostgreSQL does not answer (default 5 minutes; 0 turns it off; see
+	// outage.go).
+	OutageMemory time.Duration
 }
 
 // DefaultConfig is the configuration without any setting (the database
 // URL still to be given).
 func DefaultConfig() Config {
-	return Config{MaxOpenConns: 20, AuthCacheTTL: 10 * time.Second, RoundTrip: 10 * time.Second}
+	return Config{MaxOpenConns: 20, AuthCacheTTL: 10 * time.Second, RoundTrip: 10 * time.Second, OutageMemory: 5 * time.Minute}
 }
 
 // Validate reports a configuration that cannot work.
@@ -47,6 +51,9 @@ func (c Config) Validate() error {
 	}
 	if c.AuthCacheTTL < 0 {
 		return errors.New("INSIGHTD_AUTH_CACHE_TTL must not be negative")
+	}
+	if c.OutageMemory < 0 {
+		return errors.New("INSIGHTD_OUTAGE_MEMORY must not be negative")
 	}
 	return nil
 }
@@ -66,6 +73,9 @@ type Store struct {
 	// watch hears what changes rendered answers (render_watch.go); it
 	// starts listening when first asked.
 	watch *renderWatch
+	// recall answers recent reads while PostgreSQL is down (outage.go).
+	recall    *recall
+	roundTrip time.Duration
 }
 
 // Open connects and checks the connection.
@@ -91,7 +101,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connect to PostgreSQL: %w", err)
 	}
 	return &Store{db: db, keys: newTTLCache[Principal](cfg.AuthCacheTTL), tokens: newTTLCache[TokenProject](cfg.AuthCacheTTL),
-		watch: newRenderWatch(cfg.DatabaseURL, db, roundTrip)}, nil
+		watch: newRenderWatch(cfg.DatabaseURL, db, roundTrip), recall: newRecall(cfg.OutageMemory), roundTrip: roundTrip}, nil
 }
 
 // DB exposes the pool to tests and tools in this module.
@@ -197,10 +207,16 @@ func (s *Store) getOne(ctx context.Context, tx *sqlx.Tx, dest any, query string,
 	if tx != nil {
 		err = tx.GetContext(ctx, dest, query, args...)
 	} else {
-		var st *sqlx.Stmt
-		if st, err = s.prepared(ctx, query); err == nil {
-			err = st.GetContext(ctx, dest, args...)
-		}
+		err = s.recallInto(dest, query, args, func() error {
+			st, err := s.prepared(ctx, query)
+			if err == nil {
+				err = st.GetContext(ctx, dest, args...)
+			}
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrNotFound
+			}
+			return err
+		})
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound

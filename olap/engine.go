@@ -257,8 +257,13 @@ const (
 	CodeCannotCompileRegexp int32 = 427
 	CodeMemoryLimitExceeded int32 = 241
 	CodeTooManyRows         int32 = 396
-	CodeThrowIf             int32 = 395
-	CodeQueryWithSameID     int32 = 216
+	// Past max_rows_to_read, max_bytes_to_read, and a join's or set's
+	// max_rows_in_join / max_bytes_in_join.
+	CodeTooManyRowsRead      int32 = 158
+	CodeTooManyBytesRead     int32 = 307
+	CodeSetSizeLimitExceeded int32 = 191
+	CodeThrowIf              int32 = 395
+	CodeQueryWithSameID      int32 = 216
 )
 
 // withTimeout applies the configured query timeout unless ctx already ends sooner.

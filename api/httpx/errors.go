@@ -211,6 +211,12 @@ func engineCodeError(err error) *Error {
 	case olap.CodeTooManyRows:
 		return &Error{Kind: KindInvalid, Code: "result_too_large", Err: err, Detail: "The analysis would return more rows than " +
 			"the server allows: use a shorter range, a coarser interval or a lower breakdown_limit."}
+	case olap.CodeTooManyRowsRead, olap.CodeTooManyBytesRead:
+		return &Error{Kind: KindInvalid, Code: "query_over_budget", Err: err, Detail: "The analysis would read more rows than " +
+			"the server allows one query: use a shorter range or fewer series."}
+	case olap.CodeSetSizeLimitExceeded:
+		return &Error{Kind: KindInvalid, Code: "query_over_budget", Err: err, Detail: "The analysis would join more rows than " +
+			"the server allows one query: use a shorter range or filter the people it counts."}
 	case olap.CodeMemoryLimitExceeded:
 		return &Error{Kind: KindUnavailable, Code: "query_memory_limit", Err: err,
 			Detail: "The analysis needs more memory than the server allows: use a shorter range or fewer breakdown values."}

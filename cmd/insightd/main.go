@@ -115,6 +115,7 @@ func addStoreFlags(fs *flag.FlagSet, uses stores) (*storeFlags, error) {
 	if uses&usePostgres != 0 {
 		fs.StringVar(&f.meta.DatabaseURL, "database-url", "", "PostgreSQL URL")
 		durationVar(fs, &f.meta.AuthCacheTTL, "auth-cache-ttl", f.meta.AuthCacheTTL, "how long an authenticated API key is remembered (0: off); a deleted key works at most this long")
+		durationVar(fs, &f.meta.OutageMemory, "outage-memory", f.meta.OutageMemory, "while PostgreSQL is down, keys, tokens and reads seen this recently are answered from memory (0: off)")
 		durationVar(fs, &f.meta.RoundTrip, "postgres-timeout", f.meta.RoundTrip, "longest one exchange with PostgreSQL may take (connect, statement, socket read or write) before the request answers 503")
 	}
 	if uses&useClickHouse != 0 {

@@ -70,12 +70,23 @@ type Limits struct {
 	MaxMemoryUsage int64
 	// MaxResultRows refuses a result with more rows (0: none).
 	MaxResultRows int64
+	// MaxRowsToRead refuses a statement that would read more rows from
+	// its tables, every table and subquery counted (0: none).
+	MaxRowsToRead int64
+	// MaxRowsInJoin and MaxBytesInJoin refuse a statement whose join
+	// would hold a larger table in memory (0: none): a self-join of the
+	// events stops at its hash table, before it multiplies rows. The
+	// engine counts a hash join's rows as its distinct keys.
+	MaxRowsInJoin  int64
+	MaxBytesInJoin int64
 }
 
 // DefaultLimits are the limits of a server configured with nothing else:
-// a minute, 4 GiB and a million rows.
+// a minute, 4 GiB and a million rows answered; a billion rows read and
+// a join's table of 50 million rows or 2 GiB.
 func DefaultLimits() Limits {
-	return Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000}
+	return Limits{MaxExecutionTime: 60, MaxMemoryUsage: 4 << 30, MaxResultRows: 1_000_000,
+		MaxRowsToRead: 1_000_000_000, MaxRowsInJoin: 50_000_000, MaxBytesInJoin: 2 << 30}
 }
 
 // WithLimits returns stmt with a SETTINGS clause applying the limits.
@@ -97,6 +108,18 @@ func WithLimits(stmt Statement, l Limits) Statement {
 	}
 	if l.MaxResultRows > 0 {
 		set = append(set, fmt.Sprintf("max_result_rows = %d", l.MaxResultRows), "result_overflow_mode = 'throw'")
+	}
+	if l.MaxRowsToRead > 0 {
+		set = append(set, fmt.Sprintf("max_rows_to_read = %d", l.MaxRowsToRead), "read_overflow_mode = 'throw'")
+	}
+	if l.MaxRowsInJoin > 0 {
+		set = append(set, fmt.Sprintf("max_rows_in_join = %d", l.MaxRowsInJoin))
+	}
+	if l.MaxBytesInJoin > 0 {
+		set = append(set, fmt.Sprintf("max_bytes_in_join = %d", l.MaxBytesInJoin))
+	}
+	if l.MaxRowsInJoin > 0 || l.MaxBytesInJoin > 0 {
+		set = append(set, "join_overflow_mode = 'throw'")
 	}
 	if len(set) > 0 {
 		stmt.SQL = strings.TrimSpace(stmt.SQL) + "\nSETTINGS " + strings.Join(set, ", ")
