@@ -114,22 +114,45 @@ func (w *Writer) loadTaxonomy(ctx context.Context) error {
 		return fmt.Errorf("load the event definitions: %w", err)
 	}
 	for _, r := range rows.Data {
-		t.event(teamEvent{r[0].(int64), r[1].(string)}).defined = true
+		t.event(teamEvent{cellInt64(r[0]), fmt.Sprint(r[1])}).defined = true
 	}
 	if rows, err = w.engine.Query(ctx, chsql.Statement{SQL: `SELECT DISTINCT team_id, event, name FROM ` + s.EventProperties}); err != nil {
 		return fmt.Errorf("load the event properties: %w", err)
 	}
 	for _, r := range rows.Data {
-		t.event(teamEvent{r[0].(int64), r[1].(string)}).keys[r[2].(string)] = struct{}{}
+		t.event(teamEvent{cellInt64(r[0]), fmt.Sprint(r[1])}).keys[fmt.Sprint(r[2])] = struct{}{}
 	}
 	if rows, err = w.engine.Query(ctx, chsql.Statement{SQL: `SELECT DISTINCT team_id, kind, group_type_index, name FROM ` + s.PropertyDefinitions}); err != nil {
 		return fmt.Errorf("load the property definitions: %w", err)
 	}
 	for _, r := range rows.Data {
-		t.props[propKey{r[0].(int64), r[1].(uint8), r[2].(uint8), r[3].(string)}] = struct{}{}
+		t.props[propKey{cellInt64(r[0]), uint8(cellInt64(r[1])), uint8(cellInt64(r[2])), fmt.Sprint(r[3])}] = struct{}{}
 	}
 	t.loaded, t.lastFlush = true, time.Now()
 	return nil
+}
+
+// cellInt64 reads an integer cell, whichever Go type the engine gave it.
+func cellInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case uint64:
+		return int64(n)
+	case uint8:
+		return int64(n)
+	case int8:
+		return int64(n)
+	case int32:
+		return int64(n)
+	case uint32:
+		return int64(n)
+	case uint16:
+		return int64(n)
+	case int16:
+		return int64(n)
+	}
+	return 0
 }
 
 func (t *taxonomy) event(k teamEvent) *eventSeen {
