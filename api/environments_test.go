@@ -222,6 +222,12 @@ func envRoutes() []envRoute {
 		{"GET", "/:project_id/events", "", "event=signup", nil, 200},
 		{"GET", "/:project_id/events/values", "", "key=plan", nil, 200},
 		{"GET", "/:project_id/events/:id", "event", "", nil, 200},
+		{"GET", "/:project_id/event_definitions", "", "search=sign", nil, 200},
+		{"GET", "/:project_id/event_definitions/:id", "missing", "", nil, 404},
+		{"GET", "/:project_id/property_definitions", "", "event_names=%5B%22signup%22%5D", nil, 200},
+		{"GET", "/:project_id/property_definitions/:id", "missing", "", nil, 404},
+		{"POST", "/:project_id/mcp_tools/execute_sql", "", "", map[string]any{"args": map[string]any{"query": "SELECT count() FROM events"}}, 200},
+		{"POST", "/:project_id/mcp_tools/read_taxonomy", "", "", map[string]any{"args": map[string]any{"query": map[string]any{"kind": "events"}}}, 200},
 
 		{"GET", "/:project_id/persons", "", "", nil, 200},
 		{"GET", "/:project_id/persons/values", "", "key=plan", nil, 200},

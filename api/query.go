@@ -147,24 +147,32 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 // (answered as the HogQLQuery is, as PostHog does), uncached: the
 // statement is the client's own, run as it asks.
 func (s *Server) hogqlQuery(c *gin.Context, p *metadata.Project, raw json.RawMessage, queryID string) {
-	node, err := querybuilder.TranslateHogQLNode(raw, "query")
+	st, text, attr, err := s.compileHogQL(c.Request.Context(), p, raw, "query")
 	if err != nil {
 		httpx.WriteError(c, err)
 		return
 	}
-	// The cohorts its filters (and the test-account filters) name.
-	env, err := s.analysis.Entities(c.Request.Context(), p, node.Params)
+	s.runHogQL(c, p, st, nil, text, attr, queryID)
+}
+
+// compileHogQL compiles a HogQLQuery node (at attr of the body): its
+// statement, its text and the field its refusal names.
+func (s *Server) compileHogQL(ctx context.Context, p *metadata.Project, raw json.RawMessage, attr string) (querybuilder.HogQLStatement, string, string, error) {
+	node, err := querybuilder.TranslateHogQLNode(raw, attr)
 	if err != nil {
-		httpx.WriteError(c, err)
-		return
+		return querybuilder.HogQLStatement{}, "", "", err
+	}
+	// The cohorts its filters (and the test-account filters) name.
+	env, err := s.analysis.Entities(ctx, p, node.Params)
+	if err != nil {
+		return querybuilder.HogQLStatement{}, "", "", err
 	}
 	q, err := querybuilder.ParseHogQL(node.Params, env)
 	if err != nil {
-		httpx.WriteError(c, querybuilder.NodeErrors(node, err))
-		return
+		return querybuilder.HogQLStatement{}, "", "", querybuilder.NodeErrors(node, err)
 	}
 	hq := q.(*querybuilder.HogQLQuery)
-	s.runHogQL(c, p, hq.Statement(), nil, hq.Text, node.Origins[querybuilder.HogQLTextParam], queryID)
+	return hq.Statement(), hq.Text, node.Origins[querybuilder.HogQLTextParam], nil
 }
 
 // eventsQuery runs an EventsQuery.
@@ -195,17 +203,26 @@ func (s *Server) eventsQuery(c *gin.Context, p *metadata.Project, raw json.RawMe
 // engine and answers its first Limit rows; star marks columns that are
 // an event ("*"), answered as objects; queryID names it (cancel).
 func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr, queryID string) {
-	rows, err := s.analysis.QueryAs(c.Request.Context(), p.ID, queryID, st.Statement)
+	env, err := s.hogqlResult(c.Request.Context(), p, st, star, text, attr, queryID)
 	if err != nil {
-		httpx.WriteError(c, statementError(err, attr))
+		httpx.WriteError(c, err)
 		return
+	}
+	c.JSON(http.StatusOK, env)
+}
+
+// hogqlResult is runHogQL's answer.
+func (s *Server) hogqlResult(ctx context.Context, p *metadata.Project, st querybuilder.HogQLStatement, star []bool, text, attr, queryID string) (*hogqlEnvelope, error) {
+	rows, err := s.analysis.QueryAs(ctx, p.ID, queryID, st.Statement)
+	if err != nil {
+		return nil, statementError(err, attr)
 	}
 	types := make([]string, len(rows.Columns))
 	for i, col := range rows.Columns {
 		types[i] = col.Type
 	}
 	res := querybuilder.ShapeHogQL(st, types, rows.Data)
-	env := hogqlEnvelope{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore, Limit: res.Limit,
+	env := &hogqlEnvelope{Columns: res.Columns, Types: res.Types, Results: res.Results, HasMore: res.HasMore, Limit: res.Limit,
 		LastRefresh: time.Now().UTC().Format(time.RFC3339Nano), Timezone: s.analysis.Env(p).Project.Timezone, Query: text}
 	if env.Timezone == "" {
 		env.Timezone = "UTC"
@@ -218,7 +235,7 @@ func (s *Server) runHogQL(c *gin.Context, p *metadata.Project, st querybuilder.H
 			row[i] = starObject(row[i])
 		}
 	}
-	c.JSON(http.StatusOK, env)
+	return env, nil
 }
 
 // starObject is a "*" column's tuple as the event object PostHog answers.

@@ -159,6 +159,10 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 // WriterStats is what the event writer has done since the server started.
 func (s *Server) WriterStats() *olap.WriterStats { return s.writer.Stats() }
 
+// SetTaxonomy turns the event writer's taxonomy upkeep on or off (the
+// ingestion benchmark's A/B; olap.Writer.SetTaxonomy).
+func (s *Server) SetTaxonomy(on bool) { s.writer.SetTaxonomy(on) }
+
 // background runs fn after the response, tracked so shutdown waits for it.
 func (s *Server) background(fn func(ctx context.Context)) {
 	s.bg.Add(1)
@@ -205,7 +209,7 @@ func (s *Server) router() *gin.Engine {
 	}
 	r.Use(httpx.RequestID(), httpx.LogRequests(s.log), httpx.RecoverPanics(s.log), ingest.CORS,
 		httpx.BodyDeadline(s.cfg.BodyReadTimeout, s.cfg.BodyMinRate), httpx.LimitBody(s.cfg.BodyLimit))
-	r.NoRoute(func(c *gin.Context) { httpx.WriteError(c, httpx.NotFound()) })
+	r.NoRoute(notFound)
 	r.NoMethod(func(c *gin.Context) {
 		httpx.WriteError(c, &httpx.Error{Kind: httpx.KindMethodNotAllowed, Code: "method_not_allowed",
 			Detail: fmt.Sprintf("Method %q not allowed.", c.Request.Method)})
@@ -232,6 +236,8 @@ func (s *Server) router() *gin.Engine {
 	s.groupRoutes(api)
 	s.dashboardRoutes(api)
 	s.queryRoutes(api)
+	s.taxonomyRoutes(api)
+	s.mcpToolRoutes(api)
 	if s.extraRoutes != nil {
 		s.extraRoutes(r)
 	}

@@ -44,17 +44,21 @@ type ClusterTable struct {
 // with: one person's events, all of their distinct ids' and sessions',
 // land on one shard, and only the persons merged later span two.
 var ClusterTables = map[string]ClusterTable{
-	"events":             {Sharded: true, ShardingKey: "cityHash64(person_id)"},
-	"sessions":           {Sharded: true, ShardingKey: "rand()"},
-	"persons":            {},
-	"person_distinct_id": {},
-	"person_overrides":   {},
-	"event_uuids":        {},
-	"ingest_checkpoint":  {},
-	"cohort_people":      {},
-	"groups":             {},
-	"group_keys":         {},
-	"schema_migrations":  {},
+	"events":               {Sharded: true, ShardingKey: "cityHash64(person_id)"},
+	"sessions":             {Sharded: true, ShardingKey: "rand()"},
+	"persons":              {},
+	"person_distinct_id":   {},
+	"person_overrides":     {},
+	"event_uuids":          {},
+	"ingest_checkpoint":    {},
+	"cohort_people":        {},
+	"groups":               {},
+	"group_keys":           {},
+	"event_definitions":    {},
+	"event_volume":         {},
+	"property_definitions": {},
+	"event_properties":     {},
+	"schema_migrations":    {},
 }
 
 // LocalSuffix names a sharded table's per-shard table.

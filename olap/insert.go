@@ -27,6 +27,8 @@ type Table struct {
 // (Config.Schema) like every statement's.
 type tables struct {
 	events, persons, distinctIDs, overrides, eventUUIDs Table
+	// The taxonomy's (taxonomy.go).
+	eventDefs, eventVolume, propertyDefs, eventProps Table
 }
 
 func tablesOf(s chsql.Schema) tables {
@@ -38,6 +40,11 @@ func tablesOf(s chsql.Schema) tables {
 		distinctIDs: Table{s.DistinctIDs, []string{"team_id", "distinct_id", "person_id", "is_deleted", "version"}},
 		overrides:   Table{s.Overrides, []string{"team_id", "old_person_id", "override_person_id", "version"}},
 		eventUUIDs:  Table{s.EventUUIDs, []string{"team_id", "uuid"}},
+		eventDefs:   Table{s.EventDefinitions, []string{"team_id", "name", "created_at", "last_seen_at"}},
+		eventVolume: Table{s.EventVolume, []string{"team_id", "name", "day", "events"}},
+		propertyDefs: Table{s.PropertyDefinitions, []string{
+			"team_id", "kind", "group_type_index", "name", "property_type", "created_at"}},
+		eventProps: Table{s.EventProperties, []string{"team_id", "event", "name", "property_type", "created_at"}},
 	}
 }
 

@@ -51,6 +51,10 @@ type WriterConfig struct {
 	// stored and before their uuids are recorded: a test hook, to kill
 	// the process at that instant.
 	AfterEventsInsert func()
+	// TaxonomyFlush is how often the counted event volumes and last-seen
+	// times are written to the taxonomy tables (default a minute; see
+	// taxonomy.go). New names are written with the batch that brings them.
+	TaxonomyFlush time.Duration
 	// Metrics, when set, records each flush and reports the queue depth
 	// (the server's metrics, api/metrics).
 	Metrics WriterObserver
@@ -58,7 +62,7 @@ type WriterConfig struct {
 
 // DefaultWriterConfig is the configuration without any setting.
 func DefaultWriterConfig() WriterConfig {
-	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, Inserts: 2, IdentityCache: 2_000_000, Timeout: time.Minute}
+	return WriterConfig{MaxEvents: 50_000, Linger: 20 * time.Millisecond, Inserts: 2, IdentityCache: 2_000_000, Timeout: time.Minute, TaxonomyFlush: time.Minute}
 }
 
 // Validate reports a configuration that cannot work.
@@ -117,6 +121,10 @@ type Writer struct {
 	// them (see writer_recover.go).
 	started     bool
 	recoverFrom time.Time
+	// tax is the taxonomy's seen-set (taxonomy.go), taxOff turns it off
+	// (the ingestion benchmark's A side).
+	tax    *taxonomy
+	taxOff atomic.Bool
 
 	mu     sync.RWMutex
 	closed bool
@@ -162,6 +170,9 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = d.Timeout
 	}
+	if cfg.TaxonomyFlush == 0 {
+		cfg.TaxonomyFlush = d.TaxonomyFlush
+	}
 	if cfg.RecentUUIDs == 0 {
 		cfg.RecentUUIDs = 1_000_000
 	}
@@ -170,6 +181,7 @@ func NewWriter(engine Engine, log *slog.Logger, cfg WriterConfig) *Writer {
 		quit: make(chan struct{}), done: make(chan struct{}),
 		ident: newIdentity(engine, schema, log, cfg.IdentityCache)}
 	w.deletes = make(chan *personDeletion)
+	w.tax = newTaxonomy()
 	if cfg.SoleWriter {
 		w.recent = newRecentUUIDs(cfg.RecentUUIDs, time.Now())
 	}
@@ -227,6 +239,11 @@ func (w *Writer) safely(stage string, fn func() error) (err error) {
 	return fn()
 }
 
+// SetTaxonomy turns the taxonomy's upkeep on or off (on by default).
+// Events stored while it is off are not in it: this is for measuring
+// what it costs (benchmarks/ingestload), not for serving.
+func (w *Writer) SetTaxonomy(on bool) { w.taxOff.Store(!on) }
+
 // Stats is what the writer has done so far.
 func (w *Writer) Stats() *WriterStats { return &w.stats }
 
@@ -270,6 +287,9 @@ func (w *Writer) loop() {
 		}
 		if b.uuidsMissing && (w.recoverFrom.IsZero() || b.createdAt.Before(w.recoverFrom)) {
 			w.recoverFrom = b.createdAt
+		}
+		if b.err != nil && b.tax != nil {
+			w.tax.forget(b.tax)
 		}
 		if b.err != nil && b.gen == gen {
 			w.ident.forgetAll()
@@ -323,6 +343,7 @@ func (w *Writer) loop() {
 			for d := range written {
 				settle(d)
 			}
+			w.flushTaxonomy()
 			return
 		}
 	}

@@ -27,6 +27,7 @@ type batch struct {
 	owner   []int   // events[i] came from group[owner[i]]
 	persons [][]any // rows of the persons table
 	groups  [][]any // rows of the groups table
+	tax     *taxRows
 	p       *pending
 	// fresh holds the client-chosen uuids of events to insert, recorded in
 	// event_uuids after them; inflight the same keys, held by the
@@ -68,6 +69,7 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 	events := make([]Event, 0, b.total)
 	updates := make([]*PersonUpdate, 0, b.total)
 	owner := make([]int, 0, b.total)
+	groupUps := make([]*GroupUpdate, 0, b.total)
 	// Keyed by project and uuid, as every other dedup: one uuid sent to
 	// two projects is two events.
 	seen := make(map[teamUUID]bool, b.total)
@@ -100,6 +102,7 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 			ev.CreatedAt = now
 			events = append(events, ev)
 			updates = append(updates, c.Person)
+			groupUps = append(groupUps, c.Group)
 			owner = append(owner, gi)
 		}
 	}
@@ -147,12 +150,15 @@ func (w *Writer) prepare(group []*writeRequest, gen uint64, inflight map[teamUUI
 				b.results[owner[i]].Duplicates++
 				continue
 			}
-			events[keep], owner[keep] = events[i], owner[i]
+			events[keep], owner[keep], updates[keep], groupUps[keep] = events[i], owner[i], updates[i], groupUps[i]
 			keep++
 		}
 		events, owner = events[:keep], owner[:keep]
 	}
 	b.events, b.owner = events, owner
+	if !w.taxOff.Load() {
+		b.tax, b.err = w.observeTaxonomy(ctx, events, updates, groupUps, now)
+	}
 	return b
 }
 
@@ -168,6 +174,9 @@ func (w *Writer) write(ctx context.Context, b *batch) error {
 		{w.tables.distinctIDs, b.p.distinctIDs},
 		{w.tables.overrides, b.p.overrides},
 		{w.groupsTable(), b.groups},
+	}
+	if b.tax != nil {
+		writes = append(writes, w.taxonomyWrites(b.tax)...)
 	}
 	errs := make([]error, len(writes))
 	start := time.Now()

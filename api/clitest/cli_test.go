@@ -172,6 +172,17 @@ func TestPostHogCLIToolsAgainstInsightd(t *testing.T) {
 		{tool: "annotations-list", input: `{}`, check: func(*testing.T, map[string]any) {}},
 		{tool: "organizations-list", input: `{}`, check: contains("Acme")},
 		{tool: "projects-get", input: `{}`, check: contains("Acme web")},
+		{tool: "execute-sql", input: `{"query": "SELECT event, count() AS n FROM events GROUP BY event ORDER BY event"}`, check: func(t *testing.T, out map[string]any) {
+			if got := fmt.Sprint(out["results"]); !strings.Contains(got, "$pageview|3") || !strings.Contains(got, "signup|1") {
+				t.Errorf("results %s, want the 3 pageviews and the signup", got)
+			}
+		}},
+		{tool: "execute-sql", input: `{"query": "SELEC nonsense"}`, refused: true},
+		{tool: "read-data-schema", input: `{"query": {"kind": "events"}}`, check: contains(`name: \"signup\"`)},
+		{tool: "read-data-schema", input: `{"query": {"kind": "event_properties", "event_name": "$pageview"}}`, check: contains(`$current_url`)},
+		{tool: "read-data-schema", input: `{"query": {"kind": "event_property_values", "event_name": "$pageview", "property_name": "$current_url"}}`, check: contains(`/a`)},
+		{tool: "read-data-schema", input: `{"query": {"kind": "entity_properties", "entity": "person"}}`, check: func(*testing.T, map[string]any) {}},
+		{tool: "read-data-schema", input: `{"query": {"kind": "action_properties", "action_id": 1}}`, refused: true},
 		// Products insightd does not have.
 		{tool: "feature-flag-get-all", input: `{}`, refused: true},
 		{tool: "experiment-list", input: `{}`, refused: true},
@@ -323,6 +334,9 @@ func TestPostHogMCPServerRequests(t *testing.T) {
 		}},
 		{"insight-delete", "PATCH", p + "/insights/ID/", map[string]any{"deleted": true}, 200, field("deleted", true)},
 		{"dashboard-delete", "PATCH", p + "/dashboards/DASH/", map[string]any{"deleted": true}, 200, field("deleted", true)},
+		{"event-definitions-list", "GET", p + "/event_definitions/?limit=50&offset=0&search=page", nil, 200, contains("$pageview")},
+		{"properties-list of an event", "GET", p + "/property_definitions/?type=event&event_names=%5B%22%24pageview%22%5D&filter_by_event_names=true&exclude_core_properties=false&is_feature_flag=false&limit=50", nil, 200, contains("$current_url")},
+		{"properties-list of persons", "GET", p + "/property_definitions/?type=person&limit=50", nil, 200, field("count", float64(0))},
 		{"get-sql-insight asks PostHog's AI", "POST", env + "/max_tools/create_and_query_insight/", map[string]any{"query": "x", "insight_type": "sql"}, 404, nil},
 		{"feature-flag-get-all", "GET", p + "/feature_flags/", nil, 404, nil},
 	} {

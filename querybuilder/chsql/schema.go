@@ -27,6 +27,11 @@ type Schema struct {
 	// Sessions holds each session's partial aggregates per day, kept from
 	// events by a materialized view (session properties).
 	Sessions string
+	// EventDefinitions, EventVolume, PropertyDefinitions and
+	// EventProperties are the taxonomy the event writer keeps
+	// (olap/taxonomy.go): event names, their events a day, property
+	// names with their types, and which event carried which property.
+	EventDefinitions, EventVolume, PropertyDefinitions, EventProperties string
 	// IngestCheckpoint remembers how far ingestion's crash recovery has
 	// read (one row per recovery, no project).
 	IngestCheckpoint string
@@ -48,6 +53,11 @@ func DefaultSchema() Schema {
 		GroupKeys:        "group_keys",
 		Sessions:         "sessions",
 		IngestCheckpoint: "ingest_checkpoint",
+
+		EventDefinitions:    "event_definitions",
+		EventVolume:         "event_volume",
+		PropertyDefinitions: "property_definitions",
+		EventProperties:     "event_properties",
 	}
 }
 
@@ -56,7 +66,8 @@ func DefaultSchema() Schema {
 // schema with a team_id belongs here.
 func (s Schema) TeamTables() []string {
 	s = s.OrDefault()
-	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups, s.Sessions, s.GroupKeys}
+	return []string{s.Events, s.Persons, s.DistinctIDs, s.Overrides, s.EventUUIDs, s.CohortPeople, s.Groups, s.Sessions, s.GroupKeys,
+		s.EventDefinitions, s.EventVolume, s.PropertyDefinitions, s.EventProperties}
 }
 
 // OrDefault is s, or the default layout when s was left empty (tests and
