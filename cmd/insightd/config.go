@@ -47,6 +47,13 @@ var envNames = map[string]string{
 	"memory-limit":       "INSIGHTD_MEMORY_LIMIT",
 	"pprof-addr":         "INSIGHTD_PPROF_ADDR",
 	"metrics-addr":       "INSIGHTD_METRICS_ADDR",
+	// import's ends: the keys above all belong in the environment.
+	"from":         "INSIGHTD_IMPORT_FROM",
+	"from-key":     "INSIGHTD_IMPORT_FROM_KEY",
+	"from-project": "INSIGHTD_IMPORT_FROM_PROJECT",
+	"to":           "INSIGHTD_IMPORT_TO",
+	"to-key":       "INSIGHTD_IMPORT_TO_KEY",
+	"to-project":   "INSIGHTD_IMPORT_TO_PROJECT",
 }
 
 // applyEnv sets each flag of fs from its variable, when the variable is
