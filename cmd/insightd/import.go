@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 )
 
 const importSynopsis = "import --from URL --from-key KEY --from-project ID --to URL --to-key KEY --to-project ID\n" +
+	"       insightd import --file PATH [--file PATH...] --to URL --to-key KEY --to-project ID\n" +
 	"       [--since DATE] [--until DATE] [--only " + "events,persons,groups,actions,cohorts,insights,dashboards,annotations" + "]\n" +
 	"       [--checkpoint FILE] [--dry-run] [--page-size N]"
 
@@ -36,27 +39,40 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	checkpoint := fs.String("checkpoint", "", "file the progress is kept in, to resume after an interruption (default insightd-import-<from>-to-<to>.json in the current directory)")
 	dryRun := fs.Bool("dry-run", false, "read the source and report what would be copied; write nothing")
 	pageSize := fs.Int("page-size", 10_000, "events one query of the source reads (at most 50000, the APIs' row cap)")
+	var files fileList
+	fs.Var(&files, "file", "a PostHog batch export file to send instead of reading --from: JSON lines (gzip or not) or Parquet; repeat for more")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	var missing []string
-	for name, v := range map[string]string{"--from": *from, "--from-key": *fromKey, "--to": *to, "--to-key": *toKey} {
+	need := map[string]string{"--to": *to, "--to-key": *toKey}
+	if len(files) == 0 {
+		need["--from"], need["--from-key"] = *from, *fromKey
+		if *fromProject < 1 {
+			missing = append(missing, "--from-project")
+		}
+	}
+	for name, v := range need {
 		if strings.TrimSpace(v) == "" {
 			missing = append(missing, name)
 		}
-	}
-	if *fromProject < 1 {
-		missing = append(missing, "--from-project")
 	}
 	if *toProject < 1 {
 		missing = append(missing, "--to-project")
 	}
 	if len(missing) > 0 {
+		sort.Strings(missing)
 		return fmt.Errorf("%w: %s required", errUsage, strings.Join(missing, ", "))
 	}
 	parts, err := importer.ParseOnly(*only)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(files) > 0 {
+		if *from != "" || *only != "" {
+			return fmt.Errorf("%w: --file sends the files' events; it takes no --from or --only", errUsage)
+		}
+		parts = map[string]bool{"events": true}
 	}
 	if *pageSize < 1 || *pageSize > 50_000 {
 		return fmt.Errorf("%w: --page-size %d: want 1 to 50000", errUsage, *pageSize)
@@ -75,16 +91,27 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		*t.dst = d
 	}
-	for _, u := range []string{*from, *to} {
+	urls := []string{*to}
+	if len(files) == 0 {
+		urls = append(urls, *from)
+	}
+	for _, u := range urls {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 			return fmt.Errorf("%w: %q is not an http(s) URL", errUsage, u)
 		}
 	}
-	cfg.Source = importer.NewClient(*from, *fromKey, *fromProject)
+	if len(files) == 0 {
+		cfg.Source = importer.NewClient(*from, *fromKey, *fromProject)
+	}
+	cfg.Files = files
 	cfg.Target = importer.NewClient(*to, *toKey, *toProject)
 	cfg.Checkpoint = *checkpoint
 	if cfg.Checkpoint == "" && !*dryRun {
-		cfg.Checkpoint = fmt.Sprintf("insightd-import-%d-to-%d.json", *fromProject, *toProject)
+		from := strconv.FormatInt(*fromProject, 10)
+		if len(files) > 0 {
+			from = "files"
+		}
+		cfg.Checkpoint = fmt.Sprintf("insightd-import-%s-to-%d.json", from, *toProject)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -117,6 +144,19 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("interrupted; run the same command again to resume from %s: %w", cfg.Checkpoint, err)
 	}
 	return err
+}
+
+// fileList is a repeatable --file.
+type fileList []string
+
+func (f *fileList) String() string { return strings.Join(*f, ",") }
+
+func (f *fileList) Set(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("an empty path")
+	}
+	*f = append(*f, v)
+	return nil
 }
 
 func parseDateFlag(v string) (time.Time, error) {

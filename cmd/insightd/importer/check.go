@@ -45,6 +45,9 @@ func (im *Importer) check(ctx context.Context) error {
 		c      *Client
 		scopes map[string][]string
 	}{{"source", im.src, sourceScopes}, {"target", im.dst, targetScopes}} {
+		if end.c == nil {
+			continue // files instead of a source
+		}
 		var p project
 		if err := end.c.Get(ctx, fmt.Sprintf("/api/projects/%d/", end.c.Project), &p); err != nil {
 			if IsStatus(err, 401) || IsStatus(err, 403) {

@@ -42,6 +42,9 @@ func ParseOnly(s string) (map[string]bool, error) {
 // Config is one import.
 type Config struct {
 	Source, Target *Client
+	// Files are PostHog batch export files to send instead of reading a
+	// source (files.go); Source is then nil.
+	Files []string
 	Only           map[string]bool
 	Since, Until   time.Time
 	DryRun         bool
@@ -97,8 +100,8 @@ type Importer struct {
 
 // New checks the configuration and loads the checkpoint.
 func New(cfg Config) (*Importer, error) {
-	if cfg.Source == nil || cfg.Target == nil {
-		return nil, fmt.Errorf("a source and a target are needed")
+	if (cfg.Source == nil && len(cfg.Files) == 0) || cfg.Target == nil {
+		return nil, fmt.Errorf("a source (or files) and a target are needed")
 	}
 	if cfg.Only == nil {
 		cfg.Only, _ = ParseOnly("")
@@ -109,7 +112,12 @@ func New(cfg Config) (*Importer, error) {
 	if !cfg.Since.IsZero() && !cfg.Until.IsZero() && !cfg.Since.Before(cfg.Until) {
 		return nil, fmt.Errorf("--since %s is not before --until %s", cfg.Since.Format(time.RFC3339), cfg.Until.Format(time.RFC3339))
 	}
-	src := fmt.Sprintf("%s/project/%d", cfg.Source.Base, cfg.Source.Project)
+	var src string
+	if cfg.Source != nil {
+		src = fmt.Sprintf("%s/project/%d", cfg.Source.Base, cfg.Source.Project)
+	} else {
+		src = "files"
+	}
 	dst := fmt.Sprintf("%s/project/%d", cfg.Target.Base, cfg.Target.Project)
 	if src == dst {
 		return nil, fmt.Errorf("the source and the target are the same project (%s)", src)
@@ -128,6 +136,14 @@ func (im *Importer) Run(ctx context.Context) (*Report, error) {
 	im.report.DryRun, im.report.Checkpoint = im.cfg.DryRun, im.state.Path()
 	if err := im.check(ctx); err != nil {
 		return nil, err
+	}
+	if len(im.cfg.Files) > 0 {
+		err := im.copyFiles(ctx)
+		im.report.Seconds = time.Since(began).Seconds()
+		if err != nil {
+			return &im.report, err
+		}
+		return &im.report, im.state.Save()
 	}
 	steps := []struct {
 		part string

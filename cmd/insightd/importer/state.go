@@ -112,3 +112,18 @@ func (s *State) Save() error {
 
 // Path is where the checkpoint is kept.
 func (s *State) Path() string { return s.path }
+
+func (s *State) fileDone(path string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Files[path]
+}
+
+func (s *State) setFileDone(path string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Files == nil {
+		s.Files = map[string]int64{}
+	}
+	s.Files[path] = n
+}
