@@ -18,7 +18,7 @@ import (
 const importSynopsis = "import --from URL --from-key KEY --from-project ID --to URL --to-key KEY --to-project ID\n" +
 	"       insightd import --file PATH [--file PATH...] --to URL --to-key KEY --to-project ID\n" +
 	"       [--since DATE] [--until DATE] [--only " + "events,persons,groups,actions,cohorts,insights,dashboards,annotations" + "]\n" +
-	"       [--checkpoint FILE] [--dry-run] [--page-size N]"
+	"       [--checkpoint FILE] [--dry-run] [--page-size N] [--senders N]"
 
 // cmdImport copies a PostHog project (PostHog Cloud, self-hosted, or
 // another insightd) into an insightd project through the two APIs
@@ -38,6 +38,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	only := fs.String("only", "", "copy only these parts, comma-separated: "+strings.Join(importer.Parts, ","))
 	checkpoint := fs.String("checkpoint", "", "file the progress is kept in, to resume after an interruption (default insightd-import-<from>-to-<to>.json in the current directory)")
 	dryRun := fs.Bool("dry-run", false, "read the source and report what would be copied; write nothing")
+	senders := fs.Int("senders", 4, "capture requests to the target in flight at once")
 	pageSize := fs.Int("page-size", 10_000, "events one query of the source reads (at most 50000, the APIs' row cap)")
 	var files fileList
 	fs.Var(&files, "file", "a PostHog batch export file to send instead of reading --from: JSON lines (gzip or not) or Parquet; repeat for more")
@@ -77,7 +78,10 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *pageSize < 1 || *pageSize > 50_000 {
 		return fmt.Errorf("%w: --page-size %d: want 1 to 50000", errUsage, *pageSize)
 	}
-	cfg := importer.Config{Only: parts, DryRun: *dryRun, PageSize: *pageSize}
+	if *senders < 1 || *senders > 64 {
+		return fmt.Errorf("%w: --senders %d: want 1 to 64", errUsage, *senders)
+	}
+	cfg := importer.Config{Only: parts, DryRun: *dryRun, PageSize: *pageSize, Senders: *senders}
 	for _, t := range []struct {
 		flag, v string
 		dst     *time.Time

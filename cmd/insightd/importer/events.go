@@ -77,12 +77,18 @@ type eventPage struct {
 // pages to out until the span is done.
 func (im *Importer) readEvents(ctx context.Context, from Cursor, first, last time.Time, total int64, out chan<- eventPage) {
 	defer close(out)
+	fail := func(err error) {
+		select {
+		case out <- eventPage{err: err}:
+		case <-ctx.Done():
+		}
+	}
 	size := im.cfg.PageSize
 	lo := first
 	if from.Timestamp != "" {
 		t, err := time.Parse(chTime, from.Timestamp)
 		if err != nil {
-			out <- eventPage{err: fmt.Errorf("checkpoint cursor %q: %w", from.Timestamp, err)}
+			fail(fmt.Errorf("checkpoint cursor %q: %w", from.Timestamp, err))
 			return
 		}
 		lo = t
@@ -104,7 +110,7 @@ func (im *Importer) readEvents(ctx context.Context, from Cursor, first, last tim
 			" ORDER BY timestamp, toString(uuid) LIMIT " + strconv.Itoa(size)
 		rows, err := im.src.HogQL(ctx, q, values)
 		if err != nil {
-			out <- eventPage{err: fmt.Errorf("reading the source's events from %s: %w", values["lo"], err)}
+			fail(fmt.Errorf("reading the source's events from %s: %w", values["lo"], err))
 			return
 		}
 		evs := make([]Event, 0, len(rows))
@@ -112,7 +118,7 @@ func (im *Importer) readEvents(ctx context.Context, from Cursor, first, last tim
 		for i, r := range rows {
 			e, ts, err := eventFromRow(r)
 			if err != nil {
-				out <- eventPage{err: fmt.Errorf("the source's event %d after %s: %w", i, values["lo"], err)}
+				fail(fmt.Errorf("the source's event %d after %s: %w", i, values["lo"], err))
 				return
 			}
 			evs = append(evs, e)
@@ -241,21 +247,41 @@ func (im *Importer) copyEvents(ctx context.Context) error {
 	defer cancel()
 	pages := make(chan eventPage, 2)
 	go im.readEvents(ctx, im.state.Events, first, last, total, pages)
-	start := im.state.Events.Done
-	im.progress("events", start, total)
-	for p := range pages {
-		if p.err != nil {
-			return p.err
+	im.progress("events", im.state.Events.Done, total)
+	// Pages are sent by up to Senders requests at once (the target's
+	// capture commits requests in groups), and acknowledged in order: the
+	// cursor saved is always one below which every event was taken.
+	type inflight struct {
+		p    eventPage
+		done chan error
+	}
+	queue := make(chan *inflight, max(im.cfg.Senders, 1)-1)
+	go func() {
+		defer close(queue)
+		for p := range pages {
+			f := &inflight{p: p, done: make(chan error, 1)}
+			if p.err == nil {
+				go func() { f.done <- im.capture(ctx, f.p.events) }()
+			} else {
+				f.done <- p.err
+			}
+			select {
+			case queue <- f:
+			case <-ctx.Done():
+				return
+			}
 		}
-		if err := im.capture(ctx, p.events); err != nil {
+	}()
+	for f := range queue {
+		if err := <-f.done; err != nil {
 			return err
 		}
-		im.state.Events = p.cursor
-		im.report.Events.Copied += int64(len(p.events))
+		im.state.Events = f.p.cursor
+		im.report.Events.Copied += int64(len(f.p.events))
 		if err := im.state.Save(); err != nil {
 			return err
 		}
-		im.progress("events", p.cursor.Done, total)
+		im.progress("events", f.p.cursor.Done, total)
 	}
 	return ctx.Err()
 }
@@ -263,7 +289,7 @@ func (im *Importer) copyEvents(ctx context.Context) error {
 // capture sends events to the target's /batch/ in bodies of at most
 // maxBatch events and about maxBatchBytes.
 func (im *Importer) capture(ctx context.Context, events []Event) error {
-	const maxBatch, maxBatchBytes = 5000, 8 << 20
+	const maxBatch, maxBatchBytes = 2500, 8 << 20
 	for len(events) > 0 {
 		n, size := 0, 0
 		for n < len(events) && n < maxBatch && (n == 0 || size < maxBatchBytes) {

@@ -51,6 +51,8 @@ type Config struct {
 	// PageSize is how many events one query of the source reads (within
 	// the source's row cap: PostHog and insightd answer at most 50,000).
 	PageSize int
+	// Senders is how many capture requests may be in flight at once.
+	Senders int
 	// Checkpoint is the file the run's progress is kept in ("" for none).
 	Checkpoint string
 	// Progress is told how far a part is (done of total); nil for quiet.
@@ -108,6 +110,9 @@ func New(cfg Config) (*Importer, error) {
 	}
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = 10_000
+	}
+	if cfg.Senders <= 0 {
+		cfg.Senders = 4
 	}
 	if !cfg.Since.IsZero() && !cfg.Until.IsZero() && !cfg.Since.Before(cfg.Until) {
 		return nil, fmt.Errorf("--since %s is not before --until %s", cfg.Since.Format(time.RFC3339), cfg.Until.Format(time.RFC3339))
