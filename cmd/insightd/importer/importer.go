@@ -44,10 +44,10 @@ type Config struct {
 	Source, Target *Client
 	// Files are PostHog batch export files to send instead of reading a
 	// source (files.go); Source is then nil.
-	Files []string
-	Only           map[string]bool
-	Since, Until   time.Time
-	DryRun         bool
+	Files        []string
+	Only         map[string]bool
+	Since, Until time.Time
+	DryRun       bool
 	// PageSize is how many events one query of the source reads (within
 	// the source's row cap: PostHog and insightd answer at most 50,000).
 	PageSize int
