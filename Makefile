@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns bench-actors bench-slow-clients bench-geoip lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns bench-actors bench-slow-clients bench-geoip bench-import lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -27,6 +27,9 @@ bench-ingest: setup
 
 bench-load: setup
 	@scripts/bench-load.sh
+
+bench-import: setup
+	@scripts/bench-import.sh
 
 bench-trends: setup
 	@scripts/bench-trends.sh

@@ -53,6 +53,13 @@ var envNames = map[string]string{
 	"metrics-addr":       "INSIGHTD_METRICS_ADDR",
 	"geoip-db":           "INSIGHTD_GEOIP_DB",
 	"geoip-persons":      "INSIGHTD_GEOIP_PERSONS",
+	// import's ends: the keys above all belong in the environment.
+	"from":         "INSIGHTD_IMPORT_FROM",
+	"from-key":     "INSIGHTD_IMPORT_FROM_KEY",
+	"from-project": "INSIGHTD_IMPORT_FROM_PROJECT",
+	"to":           "INSIGHTD_IMPORT_TO",
+	"to-key":       "INSIGHTD_IMPORT_TO_KEY",
+	"to-project":   "INSIGHTD_IMPORT_TO_PROJECT",
 }
 
 // applyEnv sets each flag of fs from its variable, when the variable is

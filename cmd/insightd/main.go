@@ -36,6 +36,8 @@ Usage:
                                 write a synthetic data set straight into ClickHouse
   insightd demo-data --project ID [--persons N] [--days D] [--seed S]
                                 write a simulated product's events into a project
+  insightd import --from URL --from-key K --from-project ID --to URL --to-key K --to-project ID
+                                copy a PostHog project (or an insightd one) into insightd
   insightd version              print the version
 
 Run "insightd <command> --help" for a command's flags; each setting can
@@ -69,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDemoData(ctx, args[1:], stdout, stderr)
 	case "load":
 		err = cmdLoad(ctx, args[1:], stdout, stderr)
+	case "import":
+		err = cmdImport(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "insightd %s\n", version)
 	case "help", "-h", "--help":
