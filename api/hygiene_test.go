@@ -139,6 +139,9 @@ func TestBadGzipBodiesAre400OnEveryRoute(t *testing.T) {
 		"dashboards": created(base+"dashboards/", map[string]any{"name": "d"}),
 		"persons":    uuid.NewString(), // the body is read before the person is looked up
 		"events":     uuid.NewString(),
+		// Definitions are read by id without a body.
+		"event_definitions":    uuid.NewString(),
+		"property_definitions": uuid.NewString(),
 	}
 	replace := strings.NewReplacer(":organization_id", a.OrganizationID.String(), ":project_id", fmt.Sprint(a.ProjectID),
 		":token", a.ProjectAPIToken, "/static/:file/:name", "/static/1.455.2/surveys.js", "/static/:file", "/static/surveys.js")

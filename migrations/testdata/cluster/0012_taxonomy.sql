@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS event_volume ON CLUSTER insightd_cluster
 (
     team_id Int64,
     name String,
-    day Date,
+    day DateTime64(6, 'UTC'),
     events SimpleAggregateFunction(sum, UInt64)
 )
 ENGINE = ReplicatedAggregatingMergeTree('/clickhouse/tables/all/insightd/event_volume', '{replica}')
@@ -73,13 +73,14 @@ FROM events
 GROUP BY team_id, event;
 
 INSERT INTO event_volume
-SELECT team_id, event, toDate(timestamp), count()
+SELECT team_id, event, toDateTime64(toDate(timestamp), 6, 'UTC'), count()
 FROM events
 GROUP BY team_id, event, toDate(timestamp);
 
 INSERT INTO event_properties
 SELECT team_id, event, tupleElement(kv, 1) AS name,
     argMin(multiIf(
+        startsWith(tupleElement(kv, 1), 'utm_') AND match(tupleElement(kv, 2), '^("|-|[0-9])'), 'String',
         match(tupleElement(kv, 2), '^-?[0-9]'), 'Numeric',
         tupleElement(kv, 2) IN ('true', 'false'), 'Boolean',
         match(tupleElement(kv, 2), '^"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?"$'), 'DateTime',
@@ -98,6 +99,7 @@ GROUP BY team_id, name;
 INSERT INTO property_definitions
 SELECT team_id, 2, 0, tupleElement(kv, 1) AS name,
     argMin(multiIf(
+        startsWith(tupleElement(kv, 1), 'utm_') AND match(tupleElement(kv, 2), '^("|-|[0-9])'), 'String',
         match(tupleElement(kv, 2), '^-?[0-9]'), 'Numeric',
         tupleElement(kv, 2) IN ('true', 'false'), 'Boolean',
         match(tupleElement(kv, 2), '^"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?"$'), 'DateTime',
@@ -111,6 +113,7 @@ GROUP BY team_id, name;
 INSERT INTO property_definitions
 SELECT team_id, 3, group_type_index, tupleElement(kv, 1) AS name,
     argMin(multiIf(
+        startsWith(tupleElement(kv, 1), 'utm_') AND match(tupleElement(kv, 2), '^("|-|[0-9])'), 'String',
         match(tupleElement(kv, 2), '^-?[0-9]'), 'Numeric',
         tupleElement(kv, 2) IN ('true', 'false'), 'Boolean',
         match(tupleElement(kv, 2), '^"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?"$'), 'DateTime',
