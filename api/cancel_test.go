@@ -130,11 +130,20 @@ func (e *endless) stoppedWithin(t *testing.T, since time.Time) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("stopped %s after the stop", time.Since(since).Round(time.Millisecond))
-	before := processCPU(t)
-	time.Sleep(time.Second)
-	if used := processCPU(t) - before; used > 200*time.Millisecond {
-		t.Fatalf("the process used %s of CPU in the second after the stop", used)
+	// A statement still running uses a core every second; the engine's
+	// background merges of what earlier tests inserted may take one of
+	// the seconds after the stop, never three in a row.
+	var used []time.Duration
+	for range 3 {
+		before := processCPU(t)
+		time.Sleep(time.Second)
+		if u := processCPU(t) - before; u <= 200*time.Millisecond {
+			return
+		} else {
+			used = append(used, u)
+		}
 	}
+	t.Fatalf("the process used %v of CPU in each of the three seconds after the stop", used)
 }
 
 func TestAFunnelCancelledThroughInsightsCancelStops(t *testing.T) {
