@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns bench-actors bench-slow-clients bench-geoip bench-import lint clean
+.PHONY: run test setup build bench bench-projects bench-ingest bench-load bench-trends bench-funnels bench-retention bench-soak bench-paths bench-correlation bench-entities bench-dashboards bench-query bench-breakdowns bench-actors bench-slow-clients bench-geoip bench-import bench-taxonomy lint clean
 
 run: setup build
 	@scripts/run.sh
@@ -66,6 +66,9 @@ bench-persons: setup
 
 bench-actors: setup
 	@scripts/bench-actors.sh
+
+bench-taxonomy: setup
+	@scripts/bench-taxonomy.sh
 
 bench-geoip: setup
 	@scripts/bench-geoip.sh $(ARGS)

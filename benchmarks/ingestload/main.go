@@ -62,6 +62,8 @@ func main() {
 		"it vouches for new uuids only when they were made after it started (see olap/recent.go)")
 	merges := flag.Bool("merges", true, "let the engine merge parts in the background (false: diagnosis of what merges cost)")
 	alter := flag.String("alter", "", "an ALTER TABLE statement to run before the rounds (settings experiments)")
+	taxonomyAB := flag.Bool("taxonomy-ab", false, "also send each round's HTTP events with the writer's taxonomy upkeep off (olap/taxonomy.go), "+
+		"the two taking turns at going first, and report the CPU per event of both")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -74,14 +76,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*batch, *directBatch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile, *merges, *alter); err != nil {
+	if err := run(*batch, *directBatch, *senders, *requests, *rounds, *persons, *withUUIDs, *warmup, *httpProfile, *merges, *alter, *taxonomyAB); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestload:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string) error {
+func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string, taxonomyAB bool) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	ocfg := olap.DefaultConfig()
@@ -141,10 +143,10 @@ func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs b
 	fmt.Printf("%d senders, %d events a request, %d requests a round and mode, uuids sent: %v, %d distinct ids; started %s, load average %s\n\n",
 		senders, batch, requests, withUUIDs, persons, time.Now().UTC().Format(time.RFC3339), loaded.LoadAverage())
 
-	var direct, viaHTTP, ratios, directCPU, httpCPU, perFlush []float64
+	var direct, viaHTTP, ratios, directCPU, httpCPU, perFlush, offCPU, taxRatios []float64
 	var sentHTTP int64
 	for r := 0; r <= rounds; r++ {
-		var d, h, dc, hc time.Duration
+		var d, h, dc, hc, hOff, hcOff time.Duration
 		var flushEvents float64
 		runDirect := func() error {
 			size := directBatch
@@ -201,6 +203,25 @@ func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs b
 		if r > 0 && r%2 == 1 {
 			modes = []func() error{runDirect, runHTTP}
 		}
+		if taxonomyAB {
+			// The same HTTP sending with the taxonomy off: its wall and
+			// CPU go to hOff and hcOff, the on side's stay in h and hc.
+			runOff := func() error {
+				srv.SetTaxonomy(false)
+				defer srv.SetTaxonomy(true)
+				h0, hc0, f0 := h, hc, flushEvents
+				if err := runHTTP(); err != nil {
+					return err
+				}
+				hOff, hcOff, h, hc, flushEvents = h, hc, h0, hc0, f0
+				return nil
+			}
+			if r%2 == 0 {
+				modes = append([]func() error{runOff}, modes...)
+			} else {
+				modes = append(modes, runOff)
+			}
+		}
 		for _, m := range modes {
 			if err := m(); err != nil {
 				return err
@@ -219,6 +240,11 @@ func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs b
 		direct, viaHTTP, ratios = append(direct, ev/d.Seconds()), append(viaHTTP, ev/h.Seconds()), append(ratios, d.Seconds()/h.Seconds())
 		directCPU, httpCPU = append(directCPU, float64(dc.Microseconds())/ev), append(httpCPU, float64(hc.Microseconds())/ev)
 		perFlush = append(perFlush, flushEvents)
+		if taxonomyAB {
+			offCPU = append(offCPU, float64(hcOff.Microseconds())/ev)
+			taxRatios = append(taxRatios, float64(hc.Microseconds())/float64(hcOff.Microseconds()))
+			fmt.Printf("| %d | taxonomy off (first: %v) | | %.0f | | | %.1f | |\n", r, r%2 == 0, ev/hOff.Seconds(), offCPU[len(offCPU)-1])
+		}
 		first := "HTTP"
 		if r%2 == 1 {
 			first = "direct"
@@ -232,6 +258,10 @@ func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs b
 	fmt.Printf("| **median (min-max)** | | **%s** | **%s** | **%s** | **%s** | **%s** | **%s** |\n\n", spread(direct, "%.0f"), spread(viaHTTP, "%.0f"),
 		loaded.Ratios(ratios), spread(directCPU, "%.1f"), spread(httpCPU, "%.1f"), spread(perFlush, "%.0f"))
 
+	if taxonomyAB {
+		fmt.Printf("taxonomy A/B: HTTP CPU µs/event with the taxonomy %s, without %s; on / off within rounds %s\n\n",
+			spread(httpCPU, "%.2f"), spread(offCPU, "%.2f"), fmt.Sprintf("%.3f (%.3f-%.3f)", loaded.MedianOf(taxRatios), slices.Min(taxRatios), slices.Max(taxRatios)))
+	}
 	rows, err := engine.Query(ctx, querybuilder.Statement{
 		SQL:    "SELECT count() FROM events WHERE team_id = {team:Int64}",
 		Params: map[string]any{"team": boot.ProjectID},
