@@ -34,8 +34,6 @@ import (
 	"github.com/insightd/insightd/api"
 	"github.com/insightd/insightd/api/ingest"
 	"github.com/insightd/insightd/benchmarks/loaded"
-	"github.com/insightd/insightd/metadata"
-	"github.com/insightd/insightd/olap"
 )
 
 func main() {
@@ -77,33 +75,13 @@ type side struct {
 func run(batch, senders, requests, rounds, networks int, eventIP, persons bool) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	ocfg := olap.DefaultConfig()
-	if v := os.Getenv("INSIGHTD_CHDB_LIB"); v != "" {
-		ocfg.ChDBLib = v
-	}
-	dir := os.Getenv("INSIGHTD_DATA_DIR")
-	if dir == "" {
-		return fmt.Errorf("INSIGHTD_DATA_DIR must name a scratch directory")
-	}
-	ocfg.DataDir = filepath.Join(dir, "olap")
-	engine, err := olap.Open(ctx, ocfg, log)
+	engine, store, closeStores, err := loaded.OpenScratch(ctx, log)
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	if _, err := olap.Migrate(ctx, engine); err != nil {
-		return err
-	}
-	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20, AuthCacheTTL: time.Minute})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if _, err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	defer closeStores()
 	rng := rand.New(rand.NewPCG(3, 5))
-	dbPath := filepath.Join(dir, "city.mmdb")
+	dbPath := filepath.Join(os.Getenv("INSIGHTD_DATA_DIR"), "city.mmdb")
 	addrs, err := writeDB(dbPath, networks, rng)
 	if err != nil {
 		return err

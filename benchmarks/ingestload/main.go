@@ -31,7 +31,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -42,7 +41,6 @@ import (
 
 	"github.com/insightd/insightd/api"
 	"github.com/insightd/insightd/benchmarks/loaded"
-	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
 )
@@ -86,29 +84,11 @@ func main() {
 func run(batch, directBatch, senders, requests, rounds, persons int, withUUIDs bool, warmup time.Duration, httpProfile string, merges bool, alter string, taxonomyAB bool) error {
 	ctx := context.Background()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	ocfg := olap.DefaultConfig()
-	if v := os.Getenv("INSIGHTD_CHDB_LIB"); v != "" {
-		ocfg.ChDBLib = v
-	}
-	if v := os.Getenv("INSIGHTD_DATA_DIR"); v != "" {
-		ocfg.DataDir = filepath.Join(v, "olap")
-	}
-	engine, err := olap.Open(ctx, ocfg, log)
+	engine, store, closeStores, err := loaded.OpenScratch(ctx, log)
 	if err != nil {
 		return err
 	}
-	defer engine.Close()
-	if _, err := olap.Migrate(ctx, engine); err != nil {
-		return err
-	}
-	store, err := metadata.Open(ctx, metadata.Config{DatabaseURL: os.Getenv("DATABASE_URL"), MaxOpenConns: 20, AuthCacheTTL: time.Minute})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if _, err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	defer closeStores()
 	boot, err := store.Bootstrap(ctx, fmt.Sprintf("ingest-%d@example.com", time.Now().UnixNano()), "Ingest", "Ingest")
 	if err != nil {
 		return err
