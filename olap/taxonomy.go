@@ -97,10 +97,6 @@ type propOf struct {
 	name string
 }
 
-func (r *taxRows) empty() bool {
-	return len(r.events)+len(r.volume)+len(r.props)+len(r.eventProps) == 0
-}
-
 func newTaxonomy() *taxonomy {
 	return &taxonomy{events: map[teamEvent]*eventSeen{}, props: map[propKey]struct{}{}}
 }
