@@ -1,8 +1,8 @@
 package analysis_test
 
 // Funnel correlation on random events (each type, the three order types,
-// exclusions, merged persons, groups) against the reference
-// (correlation_reference_test.go), and cases worked by hand.
+// exclusions, merged persons, groups, and the funnel by groups) against
+// the reference (querybuilder/reference/correlation.go).
 
 import (
 	"fmt"
@@ -53,6 +53,11 @@ func TestCorrelationMatchesTheReferenceOnRandomEvents(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("seed %d request %d %s %s", seed, i, c.Type, f.Order), func(t *testing.T) {
 				requests++
+				if f.GroupIndex > 0 && i%3 == 0 {
+					// The funnel by groups, whose actors the correlation
+					// splits, follows the same rule.
+					analysistest.CheckSteps(t, p, events, f, nil, nil)
+				}
 				if got := analysistest.CheckCorrelation(t, p, events, c); len(got.Events) > 0 {
 					nonEmpty++
 					if f.GroupIndex > 0 {

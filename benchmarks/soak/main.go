@@ -41,9 +41,13 @@ type config struct {
 	bin, dataDir, addr, chdbLib string
 	clients                     int
 	duration, killEvery         time.Duration
-	project                     int64
-	key, token                  string
-	batch                       int
+	// The PostgreSQL outage (outage.go): commands that stop and start
+	// it, when after the start, and how long.
+	pgStop, pgStart     string
+	outageAt, outageFor time.Duration
+	project             int64
+	key, token          string
+	batch               int
 }
 
 func main() {
@@ -55,6 +59,10 @@ func main() {
 	flag.IntVar(&c.clients, "clients", 32, "concurrent clients")
 	flag.DurationVar(&c.duration, "duration", 10*time.Minute, "how long the clients run")
 	flag.DurationVar(&c.killEvery, "kill-every", 2*time.Minute, "SIGKILL and restart the server this often")
+	flag.StringVar(&c.pgStop, "pg-stop", "", "shell command stopping PostgreSQL for the outage (none: no outage)")
+	flag.StringVar(&c.pgStart, "pg-start", "", "shell command starting PostgreSQL again")
+	flag.DurationVar(&c.outageAt, "outage-at", 0, "when the PostgreSQL outage starts (0: at 45% of -duration)")
+	flag.DurationVar(&c.outageFor, "outage-for", time.Minute, "how long PostgreSQL is stopped")
 	flag.Int64Var(&c.project, "project", 0, "project id")
 	flag.StringVar(&c.key, "key", "", "personal API key")
 	flag.StringVar(&c.token, "token", "", "project API token")
@@ -80,8 +88,11 @@ type server struct {
 	// restarting is set from a kill until the server is ready again: the
 	// requests that fail meanwhile are the restart's.
 	restarting atomic.Bool
-	peakRSS    atomic.Int64
-	restarts   []time.Duration
+	// outage is set while PostgreSQL is stopped (and a second after).
+	outage    atomic.Bool
+	outageLog string
+	peakRSS   atomic.Int64
+	restarts  []time.Duration
 }
 
 func (s *server) start() error {
@@ -208,11 +219,12 @@ func (cl *client) do(kind, method, path string, body any, auth bool) bool {
 	if auth {
 		req.Header.Set("Authorization", "Bearer "+cl.c.key)
 	}
-	restarting := cl.s.restarting.Load()
+	restarting, outage := cl.s.restarting.Load(), cl.s.outage.Load()
 	start := time.Now()
 	resp, err := cl.http.Do(req)
 	d := time.Since(start)
 	restarting = restarting || cl.s.restarting.Load()
+	outage = outage || cl.s.outage.Load()
 	if err != nil {
 		if restarting {
 			cl.t.add(kind, "no answer in restart", d)
@@ -231,6 +243,8 @@ func (cl *client) do(kind, method, path string, body any, auth bool) bool {
 		cl.t.add(kind, "429", d)
 	case resp.StatusCode < 500:
 		cl.t.add(kind, "4xx", d)
+	case resp.StatusCode == 503 && outage:
+		cl.t.add(kind, "503 in outage", d)
 	case restarting:
 		cl.t.add(kind, "5xx in restart", d)
 	default:
@@ -326,6 +340,7 @@ func run(c config) error {
 		wg.Go(func() { cl.run(ctx, uint64(i)) })
 	}
 	kills := 0
+	outageDone := s.scheduleOutage(ctx)
 	ticker := time.NewTicker(c.killEvery)
 loop:
 	for {
@@ -333,7 +348,7 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case <-ticker.C:
-			if time.Until(start.Add(c.duration)) < 10*time.Second {
+			if time.Until(start.Add(c.duration)) < 10*time.Second || s.nearOutage(start) {
 				continue
 			}
 			if err := s.kill(); err != nil {
@@ -344,6 +359,9 @@ loop:
 	}
 	ticker.Stop()
 	wg.Wait()
+	if err := <-outageDone; err != nil {
+		return err
+	}
 	elapsed := time.Since(start)
 	s.stop()
 
@@ -369,7 +387,8 @@ FROM (SELECT DISTINCT uuid FROM events WHERE team_id = {team:Int64})`,
 	fmt.Printf("%d clients for %s, the server killed (SIGKILL) and restarted %d times.\n\n", c.clients, elapsed.Round(time.Second), kills)
 	fmt.Printf("| events acknowledged | rows stored | distinct uuids stored | stored twice | the acknowledged set |\n|---|---|---|---|---|\n")
 	fmt.Printf("| %d | %d | %d | %d | %s |\n\n", acked.Load(), total, distinct, total-distinct, map[bool]string{true: "stored, exactly", false: "DIFFERS"}[sameSet])
-	fmt.Printf("| requests | 2xx | p50 ms | p99 ms | 429 | 4xx | 5xx | 5xx in restart | no answer | no answer in restart |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Print(s.outageLog)
+	fmt.Printf("| requests | 2xx | p50 ms | p99 ms | 429 | 4xx | 503 in outage | 5xx | 5xx in restart | no answer | no answer in restart |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	kinds := make([]string, 0, len(t.n))
 	for k := range t.n {
 		kinds = append(kinds, k)
@@ -385,7 +404,7 @@ FROM (SELECT DISTINCT uuid FROM events WHERE team_id = {team:Int64})`,
 			}
 			return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) / 1000
 		}
-		fmt.Printf("| %s | %d | %.1f | %.1f | %d | %d | %d | %d | %d | %d |\n", k, n["2xx"], q(0.5), q(0.99), n["429"], n["4xx"], n["5xx"],
+		fmt.Printf("| %s | %d | %.1f | %.1f | %d | %d | %d | %d | %d | %d | %d |\n", k, n["2xx"], q(0.5), q(0.99), n["429"], n["4xx"], n["503 in outage"], n["5xx"],
 			n["5xx in restart"], n["no answer"], n["no answer in restart"])
 	}
 	fmt.Printf("\nRestarts (SIGKILL to ready):")
@@ -403,6 +422,9 @@ FROM (SELECT DISTINCT uuid FROM events WHERE team_id = {team:Int64})`,
 	for _, k := range kinds {
 		if n := t.n[k]["5xx"] + t.n[k]["no answer"]; n > 0 {
 			bad = append(bad, fmt.Sprintf("%d %s requests failed outside restarts", n, k))
+		}
+		if n := t.n[k]["503 in outage"]; n > 0 && k != "write" {
+			bad = append(bad, fmt.Sprintf("%d %s requests answered 503 in the PostgreSQL outage", n, k))
 		}
 	}
 	if len(bad) > 0 {
