@@ -1,7 +1,8 @@
 // Package api is insightd's HTTP interface: PostHog's legacy projects and
 // insights API and its query API, on Gin. Handlers are thin: bind,
 // validate, call a service (api/analysis for every analysis, api/ingest
-// for the SDKs, api/cohortcalc for cohort members) or a store, render
+// for the SDKs, api/cohortcalc for cohort members, api/taxonomy for the
+// definitions) or a store, render
 // (api/httpx). One file per resource.
 package api
 
@@ -23,6 +24,7 @@ import (
 	"github.com/insightd/insightd/api/httpx"
 	"github.com/insightd/insightd/api/ingest"
 	"github.com/insightd/insightd/api/metrics"
+	"github.com/insightd/insightd/api/taxonomy"
 	"github.com/insightd/insightd/metadata"
 	"github.com/insightd/insightd/olap"
 	"github.com/insightd/insightd/querybuilder"
@@ -116,6 +118,8 @@ type Server struct {
 	// analysis answers every analysis (api/analysis): the legacy
 	// endpoints, saved insights, dashboard tiles and the query API.
 	analysis *analysis.Service
+	// taxonomy answers the event and property definitions (api/taxonomy).
+	taxonomy *taxonomy.Service
 	// renders keeps dashboards' latest answers (dashboard_render.go).
 	renders renderCache
 
@@ -150,6 +154,7 @@ func New(cfg Config, log *slog.Logger, store *metadata.Store, engine olap.Engine
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	s.analysis = analysis.New(analysis.Config{Schema: cfg.Schema, Limits: cfg.Limits, Metrics: cfg.Metrics, Background: s.background},
 		log, store, engine)
+	s.taxonomy = taxonomy.New(cfg.Schema, s.analysis, store)
 	s.cohorts = cohortcalc.New(log, store, engine, s.analysis, s.background)
 	s.ingest = ingest.New(ingest.Config{BodyLimit: cfg.BodyLimit, Metrics: cfg.Metrics, GeoIP: cfg.GeoIP, GeoIPPersons: cfg.GeoIPPersons}, log, store, s.writer, s.analysis.Ingest())
 	s.watchMetrics()
