@@ -25,12 +25,12 @@ type webEvent struct {
 
 // webSession is the brute-force reference's fold of one session.
 type webSession struct {
-	person               string
-	start, end           time.Time
-	views, autocaptures  int
-	firstPath, lastPath  string
-	browser, referrer    string
-	firstSeen, lastSeen  time.Time
+	person              string
+	start, end          time.Time
+	views, autocaptures int
+	firstPath, lastPath string
+	browser, referrer   string
+	firstSeen, lastSeen time.Time
 }
 
 func foldWebSessions(events []webEvent, browserFilter string) map[string]*webSession {
@@ -123,7 +123,9 @@ func writeWebEvents(t *testing.T, e *olap.Embedded, team int64, events []webEven
 // a merged person (anon-1 identified as u1), a session without
 // pageviews, bounces and not, two browsers, an event without a session.
 func webFixture(day time.Time) []webEvent {
-	h := func(d int, hh, mm, ss int) time.Time { return day.AddDate(0, 0, d).Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute + time.Duration(ss)*time.Second) }
+	h := func(d int, hh, mm, ss int) time.Time {
+		return day.AddDate(0, 0, d).Add(time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute + time.Duration(ss)*time.Second)
+	}
 	return []webEvent{
 		// previous period (day -7 .. -1)
 		{"u1", "u1", "p1", "$pageview", "/", "Chrome", "google.com", h(-3, 10, 0, 0)},

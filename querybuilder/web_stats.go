@@ -239,4 +239,3 @@ func (q *WebStatsTableQuery) Decode(raw json.RawMessage) (Result, error) {
 	err := d.Decode(&r)
 	return &r, err
 }
-
