@@ -10,7 +10,10 @@
 #      import of one day of the source and a capture of as many events
 #      straight to the target's /batch/ (8 senders), the ratio per round;
 #   2. the whole project imported once through by the insightd binary
-#      (events and persons) under /usr/bin/time: wall, CPU, peak RSS.
+#      (events and persons) under /usr/bin/time: wall, CPU, peak RSS
+#      (WHOLE=0 skips it).
+# IMPORT_SENDERS (4) is the import rounds' --senders.
+# SRC_PPROF and DST_PPROF (host:port) serve the two servers' Go profilers.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -18,6 +21,8 @@ EVENTS=${EVENTS:-10000000}
 PERSONS=${PERSONS:-100000}
 DAYS=${DAYS:-30}
 ROUNDS=${ROUNDS:-7}
+WHOLE=${WHOLE:-1}
+IMPORT_SENDERS=${IMPORT_SENDERS:-4}
 BENCH=$ROOT/.data/bench-import
 SRC_DIR=${SRC_DIR:-$BENCH/src}
 DST_DIR=$BENCH/dst
@@ -62,10 +67,10 @@ DATABASE_URL=$DST_DB bin/insightd admin bootstrap --email dst@example.com --org 
 dst_key=$(json personal_api_key "$DST_DIR.boot.json")
 rounds_project=$(json project_id "$DST_DIR.boot.json")
 src_port=$(free_port 18100)
-DATABASE_URL=$SRC_DB bin/insightd serve --data-dir "$SRC_DIR" --addr "127.0.0.1:$src_port" --log-level warn 2>"$BENCH/src.serve.log" &
+DATABASE_URL=$SRC_DB INSIGHTD_PPROF_ADDR=${SRC_PPROF:-} bin/insightd serve --data-dir "$SRC_DIR" --addr "127.0.0.1:$src_port" --log-level warn 2>"$BENCH/src.serve.log" &
 pids+=($!)
 dst_port=$(free_port $((src_port + 1)))
-DATABASE_URL=$DST_DB bin/insightd serve --data-dir "$DST_DIR" --addr "127.0.0.1:$dst_port" --log-level warn 2>"$BENCH/dst.serve.log" &
+DATABASE_URL=$DST_DB INSIGHTD_PPROF_ADDR=${DST_PPROF:-} bin/insightd serve --data-dir "$DST_DIR" --addr "127.0.0.1:$dst_port" --log-level warn 2>"$BENCH/dst.serve.log" &
 pids+=($!)
 for port in "$src_port" "$dst_port"; do
   for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/_ready" >/dev/null 2>&1 && break; sleep 0.2; done
@@ -83,8 +88,9 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}
 step "interleaved rounds: import one day, then capture as many events"
 bin/importload -from "http://127.0.0.1:$src_port" -from-key "$src_key" -from-project "$src_project" \
   -to "http://127.0.0.1:$dst_port" -to-key "$dst_key" -to-project "$rounds_project" -capture-token "$capture_token" \
-  -start "$(date -u -d "$first_day + 1 day" +%F)" -rounds "$ROUNDS"
+  -start "$(date -u -d "$first_day + 1 day" +%F)" -rounds "$ROUNDS" -import-senders "$IMPORT_SENDERS"
 
+[ "$WHOLE" = 1 ] || exit 0
 step "the whole project once through (events and persons)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/time -f 'time wall %e user %U system %S max_rss_kib %M' bin/insightd import \

@@ -114,8 +114,9 @@ func LimitBody(limit int64) gin.HandlerFunc {
 }
 
 var (
-	badGzip  = Invalid("", "The body is not valid gzip (Content-Encoding: gzip): it is truncated or corrupt.")
-	cutShort = Invalid("", "The body could not be read in full: it ended before its declared length.")
+	badGzip   = Invalid("", "The body is not valid gzip (Content-Encoding: gzip): it is truncated or corrupt.")
+	cutShort  = Invalid("", "The body could not be read in full: it ended before its declared length.")
+	badChunks = Invalid("", "The body's chunked transfer encoding is malformed.")
 )
 
 func isTooLarge(err error) bool {
@@ -160,6 +161,11 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		return n, badGzip
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return n, cutShort
+	case strings.Contains(err.Error(), "chunk"):
+		// net/http's chunked reader fails with unexported errors
+		// ("invalid byte in chunk length", "malformed chunked
+		// encoding"): the client's malformed request, not a hang-up.
+		return n, badChunks
 	}
 	return n, bodyFailed(err)
 }

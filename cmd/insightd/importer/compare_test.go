@@ -126,7 +126,6 @@ func compareProjects(t *testing.T, s *server, src, dst int64) {
 		return out
 	}
 	equal(t, "persons (distinct ids and properties)", persons(src), persons(dst))
-	equal(t, "group types", s.call(t, "GET", fmt.Sprintf("/api/projects/%d/groups_types/", src), nil, 200) != nil, true)
 	for idx := 0; idx < 2; idx++ {
 		groups := func(project int64) any {
 			out := map[string]any{}
