@@ -196,6 +196,7 @@ func TestCorrelationByGroupsWorkedByHand(t *testing.T) {
 // properties by persons, and events and events with properties by groups,
 // on random events.
 func TestCorrelationActorsQueriesListThePeopleOfTheItemURLs(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.CorrelationEvents(5)
 	p := env.project(t, events)
@@ -240,6 +241,7 @@ func TestCorrelationActorsQueriesListThePeopleOfTheItemURLs(t *testing.T) {
 // a FunnelCorrelationActorsQuery is a 400 naming it; a hostile event name
 // is data.
 func TestCorrelationActorsQueryRefusesWhatItCannotAnswer(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.CorrelationEvents(3)
 	p := env.project(t, events)

@@ -122,6 +122,7 @@ func TestCorrelationCSVIsOneRowPerItem(t *testing.T) {
 }
 
 func TestCorrelationByGetEqualsPost(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.CorrelationEvents(3)
 	p := env.project(t, events)
@@ -153,6 +154,7 @@ func TestCorrelationByGetEqualsPost(t *testing.T) {
 // an item's parts), come back as items exactly, and each item's people
 // URLs list its people.
 func TestCorrelationHostileAndSeparatorNamesAreData(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	evil := "ev::il " + hostileText
 	evKey, evValue := "k::"+hostileText, "v::"+hostileText
@@ -273,6 +275,7 @@ func TestCorrelationLeavesOutTheEventsOfActionSteps(t *testing.T) {
 // The project's correlation_config exclusions leave out what the
 // request's own exclusions would.
 func TestCorrelationAppliesTheProjectsExclusions(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.CorrelationEvents(2)
 	p := env.project(t, events)

@@ -40,6 +40,7 @@ func act(who, name string, day int, minute int, props map[string]any) reference.
 }
 
 func TestActionsInAnalysesWorkedByHand(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := []reference.Event{
 		// u1: lands on /welcome (day 0), clicks the sign-up button, signs up.

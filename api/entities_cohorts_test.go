@@ -122,6 +122,7 @@ func (p *funnelProject) conversions(t *testing.T, extra map[string]any) [2]int {
 }
 
 func TestCohortsInAnalysesWorkedByHand(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	now := time.Now().UTC()
 	p := env.project(t, cohortEvents(now))

@@ -254,6 +254,7 @@ func envRoutes() []envRoute {
 // PostHog serves every project resource under /api/environments/:id/ as
 // under /api/projects/:id/ (one id): so does insightd, for every route.
 func TestEveryProjectRouteAnswersTheSameUnderEnvironments(t *testing.T) {
+	t.Parallel()
 	f := newEnvFixture(t)
 	key := f.a.PersonalAPIKey
 	rows := envRoutes()

@@ -63,6 +63,7 @@ func jsonText(s string) string {
 const hostileText = `'); DROP TABLE events; -- \ "q" {p0:String} ünï` + "\t\x00🦔"
 
 func TestEventsListFilters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	at := func(min int) string { return time.Date(2026, 4, 1, 10, min, 0, 0, time.UTC).Format(time.RFC3339) }
 	f.capture(t,
@@ -156,6 +157,7 @@ func TestEventsListFilters(t *testing.T) {
 // event once, also when many share a timestamp and while new events
 // arrive between pages.
 func TestEventsListPagesNeitherSkipNorRepeat(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	var sent []string

@@ -38,6 +38,7 @@ func oneStepEvents() []reference.Event {
 }
 
 func TestOneStepFunnelsOnHandWorkedEvents(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := oneStepEvents()
 	p := env.project(t, events)

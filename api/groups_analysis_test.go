@@ -72,6 +72,7 @@ func groupCond(key, op string, value any, index int) map[string]any {
 // aggregation_group_type_index, in every analysis kind, against counts
 // worked by hand from groupEvents.
 func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, groupEvents())
 	pageviews := []any{map[string]any{"id": "$pageview"}}
@@ -385,6 +386,7 @@ func TestGroupsInAnalysesWorkedByHand(t *testing.T) {
 // values made of quotes, backslashes, SQL and JSON syntax are stored,
 // listed, filtered and broken down by as they are.
 func TestGroupsHostileInputIsData(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	hostileType := `c'o"m\pany'); DROP TABLE groups; --`
 	hostileKey := `k'ey"\{"$group_0": 1}` + "\t\n"

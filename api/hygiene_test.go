@@ -238,6 +238,7 @@ func TestABodyCutShortIs400(t *testing.T) {
 // Numbers beyond a double's range are refused naming the field; the
 // largest and smallest doubles are stored.
 func TestNumbersBeyondADoubleAreRefusedInStoredDocuments(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	key := f.a.PersonalAPIKey
 	insight := f.newInsight(t, map[string]any{"name": "i"})

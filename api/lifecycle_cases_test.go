@@ -19,6 +19,7 @@ func utcAt(y int, m time.Month, d, h int) time.Duration {
 }
 
 func TestLifecycleByHand(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := []reference.Event{
 		analysistest.Fev("u7", "A", utcAt(2025, 12, 15, 9)), analysistest.Fev("u7", "A", utcAt(2026, 1, 10, 9)),

@@ -21,6 +21,7 @@ import (
 )
 
 func TestPathsAnswerGETAsPOST(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, []reference.Event{analysistest.PV("u1", "/home/", 0), analysistest.PV("u1", "/cart", 1), analysistest.Ev("u1", "buy", 2), analysistest.PV("u2", "/home", 0), analysistest.Ev("u2", "buy", 3)})
 	body := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10", "include_event_types": []string{"$pageview", "custom_event"},
@@ -46,6 +47,7 @@ func TestPathsAnswerGETAsPOST(t *testing.T) {
 }
 
 func TestProjectPathCleaningFilters(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, []reference.Event{analysistest.PV("u1", "/item/12?ref=ad", 0), analysistest.PV("u1", "/item/7", 1), analysistest.PV("u1", "/cart", 2)})
 	project := fmt.Sprintf("/api/projects/%d/", p.id)
@@ -101,6 +103,7 @@ func TestProjectPathCleaningFilters(t *testing.T) {
 // Editing an action that only the funnel_filter names changes the
 // paths answer: its version keys the cached one.
 func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, []reference.Event{analysistest.PV("u1", "/a", 0), analysistest.Ev("u1", "signup", 1), analysistest.Ev("u1", "x", 2), analysistest.Ev("u1", "buy", 3), analysistest.Ev("u1", "y", 4)})
 	st, created := call(t, env.h, "POST", fmt.Sprintf("/api/projects/%d/actions/", p.id), p.key,
@@ -145,6 +148,7 @@ func TestFunnelPathsFollowAnEditedAction(t *testing.T) {
 // TestFunnelPathsRefuseOptionalSteps: an optional step has no time in an
 // attempt that skipped it, so paths cannot be sliced at it.
 func TestFunnelPathsRefuseOptionalSteps(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, []reference.Event{analysistest.PV("u1", "/home", 0), analysistest.Ev("u1", "buy", 2)})
 	body := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10", "funnel_paths": "funnel_path_after_step",
@@ -163,6 +167,7 @@ func TestFunnelPathsRefuseOptionalSteps(t *testing.T) {
 // Saved PATHS insights compute, then answer from the cache; as CSV a
 // paths answer is one row per edge.
 func TestPathsAsSavedInsightsAndCSV(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, []reference.Event{analysistest.Ev("u1", "A", 0), analysistest.Ev("u1", "B", 1), analysistest.Ev("u2", "A", 0), analysistest.Ev("u2", "B", 3), analysistest.Ev("u2", "C", 4)})
 	f := map[string]any{"insight": "PATHS", "date_from": "2026-04-10", "date_to": "2026-04-10"}

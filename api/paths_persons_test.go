@@ -84,6 +84,7 @@ func checkPathPeople(t *testing.T, p *funnelProject, events []reference.Event, q
 }
 
 func TestPathPeopleMatchTheReferenceOnRandomEvents(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	edges, repeated := 0, 0
 	for seed := int64(11); seed <= 12; seed++ {
@@ -114,6 +115,7 @@ func TestPathPeopleMatchTheReferenceOnRandomEvents(t *testing.T) {
 // By hand: u1 takes A -> B -> C, then after an hour A -> B again; u2
 // takes A -> B. The edge 1_A -> 2_B counts three paths and two people.
 func TestPathPeopleWorkedByHand(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := []reference.Event{analysistest.Ev("u1", "A", 0), analysistest.Ev("u1", "B", 1), analysistest.Ev("u1", "C", 2), analysistest.Ev("u1", "A", 62), analysistest.Ev("u1", "B", 63),
 		analysistest.Ev("u2", "A", 0), analysistest.Ev("u2", "B", 4)}

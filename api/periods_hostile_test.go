@@ -14,6 +14,7 @@ import (
 )
 
 func TestPeriodKindsTakeHostileStringsAsData(t *testing.T) {
+	t.Parallel()
 	first, second := `'; DROP TABLE events; --`, `quote"d \ back\slash {p0:String}`
 	key, val := `{p0:String}'"`, `ünïcödé 🦔 \N`
 	bkey, custom := `it's "the" \plan`, `x'); DROP TABLE persons; -- `+"`🦔`"

@@ -50,6 +50,7 @@ func dayPageviews(t *testing.T, p *funnelProject) (total, unique float64) {
 // events of the persons merged into it; a later event of one of its
 // distinct ids makes a new person.
 func TestPersonDelete(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := []reference.Event{
 		// ada: two persons (anon-1, ada) merged by $identify, so anon-1's
@@ -200,6 +201,7 @@ func newDeleteEnv(t *testing.T, e *eventsDeleteEngine) *funnelEnv {
 // whole by the same request: the person's events, those of the persons
 // merged into it, its row and its distinct ids all end up deleted.
 func TestAFailedPersonDeletionCanBeRetried(t *testing.T) {
+	t.Parallel()
 	e := &eventsDeleteEngine{Engine: engine}
 	e.fail.Store(1)
 	env := newDeleteEnv(t, e)

@@ -35,6 +35,7 @@ func (e headerlessEmpty) Stream(ctx context.Context, stmt querybuilder.Statement
 }
 
 func TestActorsCSVOfAStepNobodyReachedIsTheHeaderAlone(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		engine func(olap.Engine) olap.Engine

@@ -82,6 +82,7 @@ func refPlans(events []reference.Event) map[string]string {
 }
 
 func TestActorsCSVListsExactlyTheStepsPeopleWithTheirProperties(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	for _, seed := range []int64{11, 12} {
 		events := analysistest.PeriodEvents(seed)
@@ -255,6 +256,7 @@ func TestActorsCSVStreamsManyActorsInBoundedMemory(t *testing.T) {
 // A retention cell's export carries each person's appearances, as its
 // pages do.
 func TestActorsCSVOfARetentionCellCarriesAppearances(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, analysistest.PeriodEvents(9))
 	var rows []struct {

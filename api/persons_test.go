@@ -13,6 +13,7 @@ import (
 )
 
 func TestPersonsListRetrieveAndValues(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := []reference.Event{
 		analysistest.Fev("anon-1", "A", analysistest.Mar(1, 9), "browser", "Chrome"),

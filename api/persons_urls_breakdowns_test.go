@@ -40,6 +40,7 @@ func breakdownEvents(seed int64) []reference.Event {
 }
 
 func TestBreakdownPeopleURLsByIdentity(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := breakdownEvents(3)
 	p := env.project(t, events)

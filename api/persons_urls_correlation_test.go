@@ -14,6 +14,7 @@ import (
 // who did not, as the reference counts them (events, properties, and
 // events with properties, with merged persons; events by groups).
 func TestCorrelationItemPeopleOnRandomEvents(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	checked := 0
 	for seed := int64(5); seed <= 6; seed++ {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestFunnelPeopleURLsByIdentity(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.PeriodEvents(8)
 	p := env.project(t, events)
@@ -93,6 +94,7 @@ func TestFunnelPeopleURLsByIdentity(t *testing.T) {
 }
 
 func TestPersonsRoutesKeepToTheirProject(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	a := env.project(t, []reference.Event{analysistest.Fev("ada", "A", analysistest.Mar(1, 9))})
 	b := env.project(t, []reference.Event{analysistest.Fev("bob", "A", analysistest.Mar(1, 9))})

@@ -96,6 +96,7 @@ func refLifecycleRoots(all []reference.Event, cal reference.Calendar, event stri
 }
 
 func TestMorePeopleURLsListThePeopleCounted(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.PeriodEvents(6)
 	p := env.project(t, events)
@@ -254,6 +255,7 @@ func TestUniqueSessionPeopleAreSessions(t *testing.T) {
 // with their type index and latest properties (none for a group never
 // identified), in pages and in the export.
 func TestGroupActorsCarryTheirProperties(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, groupEvents())
 	props := map[string]string{"t1": `{"size":"big"}`, "t2": `{"size":"small"}`, "t3": `{"size":"big"}`,

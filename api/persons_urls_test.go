@@ -102,6 +102,7 @@ func samePeople(t *testing.T, what string, got []string, count, shown int, want 
 }
 
 func TestEveryPeopleURLListsThePeopleCounted(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.PeriodEvents(5)
 	p := env.project(t, events)

@@ -13,6 +13,7 @@ import (
 // migrations), cohort members and groups included, and leaves another
 // project's rows alone.
 func TestDeletingAProjectClearsEveryTeamTable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	key := f.a.PersonalAPIKey
 	ctx := context.Background()

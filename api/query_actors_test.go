@@ -68,6 +68,7 @@ func actorsOf(source map[string]any, extra map[string]any) map[string]any {
 // actors with those its people URL lists (which the persons tests hold
 // against the reference).
 func TestActorsQueriesListThePeopleOfThePersonsURLs(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.PeriodEvents(7)
 	p := env.project(t, events)
@@ -192,6 +193,7 @@ func TestActorsQueriesListThePeopleOfThePersonsURLs(t *testing.T) {
 // against the events counted by hand, and pages ordered by it against
 // the whole list.
 func TestActorsQueryEventCountsPagesAndOrder(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.PeriodEvents(8)
 	p := env.project(t, events)
@@ -265,6 +267,7 @@ func sortedKeys(m map[string]bool) string {
 // TestActorsQueryRefusesWhatItCannotAnswer: each bad field is a 400
 // naming it; hostile strings are data.
 func TestActorsQueryRefusesWhatItCannotAnswer(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, analysistest.PeriodEvents(9))
 	trend := map[string]any{"kind": "TrendsQuery", "series": []any{map[string]any{"kind": "EventsNode", "event": "A"}},

@@ -14,6 +14,7 @@ import (
 // (UTC project): pageviews on 3, 4, 5 and 6 March (4, 3, 2, 1), three
 // signups on 3 March, 6 events from Chrome.
 func TestHogQLNodesOfPostHogsToolsOnKnownData(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
 	hog := func(query string, filters any) map[string]any {

@@ -17,6 +17,7 @@ import (
 // it, as their legacy filters would: the answer equals the legacy
 // request's, and filters beside the query are not what is computed.
 func TestSavedInsightsWithAQueryNodeCompute(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
 	files, err := filepath.Glob("testdata/insights/*.json")

@@ -67,6 +67,7 @@ func js(t *testing.T, s string) map[string]any {
 // the same cache entry: the legacy request computes, the node then reads
 // its answer.
 func TestInsightNodesAnswerAsTheirLegacyRequests(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
 	const dr = `"dateRange": {"date_from": "2026-03-01", "date_to": "2026-03-07"}`
@@ -154,6 +155,7 @@ func TestInsightNodesRefuseWhatTheyCannotHonour(t *testing.T) {
 
 // HogQL runs over the project's rows only, with its limits.
 func TestHogQLQueriesOnKnownData(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
 	other := env.project(t, []reference.Event{analysistest.Fev("x1", "$pageview", 0, "$browser", "Chrome"), analysistest.Fev("x2", "signup", 0)})
@@ -247,6 +249,7 @@ func TestHogQLQueriesOnKnownData(t *testing.T) {
 // EventsQuery lists events with HogQL columns and reference.Conditions; the
 // environments alias answers the same; the scope is query:read.
 func TestEventsQueryAliasAndScope(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, queryEvents())
 	node := map[string]any{"kind": "EventsQuery", "select": []string{"*", "event", "properties.$browser", "timestamp"},
@@ -327,6 +330,7 @@ func TestEventsQueryAliasAndScope(t *testing.T) {
 // day's start to the last day's end. (It was ignored: a 12:00-06:00 range
 // counted both whole days.)
 func TestExplicitDatesReadTheDatesAsSent(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	p := env.project(t, []reference.Event{analysistest.Fev("u1", "$pageview", analysistest.Mar(1, 10)), analysistest.Fev("u1", "$pageview", analysistest.Mar(1, 14)),
 		analysistest.Fev("u2", "$pageview", analysistest.Mar(2, 5)), analysistest.Fev("u2", "$pageview", analysistest.Mar(2, 8))})

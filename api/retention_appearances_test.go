@@ -65,6 +65,7 @@ func (p *funnelProject) followAppearances(t *testing.T, link string) (map[string
 }
 
 func TestRetentionPeopleCarryTheirAppearances(t *testing.T) {
+	t.Parallel()
 	env := newFunnelEnv(t)
 	events := analysistest.PeriodEvents(6)
 	p := env.project(t, events)

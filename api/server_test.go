@@ -27,6 +27,10 @@ import (
 // keeps one data directory per process).
 var engine olap.Engine
 
+// Tests that only compare answers call t.Parallel(), so they overlap one
+// another's waits on PostgreSQL and the engine; tests that time, count the
+// process's CPU or memory, or stop PostgreSQL stay serial, and Go runs the
+// serial ones first, alone.
 func TestMain(m *testing.M) {
 	olaptest.Main(m, time.Minute, func(e *olap.Embedded) { engine = e })
 }
