@@ -30,7 +30,6 @@ type webSession struct {
 	views, autocaptures int
 	firstPath, lastPath string
 	browser, referrer   string
-	firstSeen, lastSeen time.Time
 }
 
 func foldWebSessions(events []webEvent, browserFilter string) map[string]*webSession {
