@@ -140,12 +140,6 @@ func (s *Server) insightQuery(c *gin.Context, p *metadata.Project, body queryBod
 		at := r.ComputedAt.UTC()
 		env.Results, env.IsCached, env.LastRefresh = r.Raw, r.Cached, &at
 	}
-	if r.Raw != nil && querybuilder.WholeResponse(sourceKind(body.Query)) {
-		// Web analytics results are whole responses (results, columns,
-		// hasMore...): their fields go at the top, beside the envelope's.
-		c.JSON(http.StatusOK, wholeResponse(env, r.Raw))
-		return
-	}
 	c.JSON(http.StatusOK, env)
 }
 
@@ -398,33 +392,4 @@ func eventsQueryAttr(raw json.RawMessage) string {
 		return "query.select"
 	}
 	return "query"
-}
-
-// sourceKind is a node's kind, or the kind of the query a DataTableNode
-// or InsightVizNode holds.
-func sourceKind(raw json.RawMessage) string {
-	kind := querybuilder.NodeKind(raw)
-	if kind == "DataTableNode" || kind == "InsightVizNode" {
-		var n struct {
-			Source json.RawMessage `json:"source"`
-		}
-		if json.Unmarshal(raw, &n) == nil {
-			return querybuilder.NodeKind(n.Source)
-		}
-	}
-	return kind
-}
-
-// wholeResponse is the envelope with a whole response's fields on top.
-func wholeResponse(env queryEnvelope, raw json.RawMessage) map[string]json.RawMessage {
-	out := map[string]json.RawMessage{}
-	b, _ := json.Marshal(env)
-	_ = json.Unmarshal(b, &out)
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) == nil {
-		for k, v := range fields {
-			out[k] = v
-		}
-	}
-	return out
 }

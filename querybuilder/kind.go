@@ -110,7 +110,7 @@ var registry atomic.Pointer[[]*Kind]
 // translated by TranslateNode), which an initializer would make a cycle.
 func init() {
 	registry.Store(&[]*Kind{&trendsKind, &funnelKind, &timingKind, &retentionKind, &pathsKind, &stickinessKind, &lifecycleKind,
-		&correlationKind, &webOverviewKind, &webStatsKind})
+		&correlationKind})
 }
 
 // kinds is the registry's current snapshot, which no one modifies.

@@ -165,7 +165,7 @@ func TestAKindRegisteredFromOneFileIsServedWhereKindsAreNamed(t *testing.T) {
 		if nodes, insights := NodeInsights(); nodes[len(nodes)-1] != "TallyQuery" || insights[len(insights)-1] != "TALLY" {
 			t.Fatalf("NodeInsights: %v %v", nodes, insights)
 		}
-		if s := SupportedNodeKinds(); !strings.HasSuffix(s, ", WebStatsTableQuery or TallyQuery") {
+		if s := SupportedNodeKinds(); !strings.HasSuffix(s, ", LifecycleQuery or TallyQuery") {
 			t.Fatalf("SupportedNodeKinds: %s", s)
 		}
 		_, err := TranslateNode(json.RawMessage(`{"kind": "PieQuery"}`), "query")
@@ -187,14 +187,14 @@ func TestAnUnregisteredKindIsGoneAndTheBuiltInListsAreAsBefore(t *testing.T) {
 	}
 	// The texts of messages that list kinds (filters.insight must be one
 	// of..., query.kind ... is not supported) are the API's answers.
-	if got := InsightKinds(); !reflect.DeepEqual(got, []string{"TRENDS", "FUNNELS", "RETENTION", "PATHS", "STICKINESS", "LIFECYCLE", "WEB_OVERVIEW", "WEB_STATS_TABLE"}) {
+	if got := InsightKinds(); !reflect.DeepEqual(got, []string{"TRENDS", "FUNNELS", "RETENTION", "PATHS", "STICKINESS", "LIFECYCLE"}) {
 		t.Fatalf("InsightKinds: %v", got)
 	}
 	if got := SupportedNodeKinds(); got != "HogQLQuery, EventsQuery, InsightVizNode, TrendsQuery, FunnelsQuery, RetentionQuery, "+
-		"PathsQuery, StickinessQuery, LifecycleQuery, WebOverviewQuery or WebStatsTableQuery" {
+		"PathsQuery, StickinessQuery or LifecycleQuery" {
 		t.Fatalf("SupportedNodeKinds: %s", got)
 	}
-	if got := nodeKindList(); got != "FunnelsQuery, LifecycleQuery, PathsQuery, RetentionQuery, StickinessQuery, TrendsQuery, WebOverviewQuery, WebStatsTableQuery" {
+	if got := nodeKindList(); got != "FunnelsQuery, LifecycleQuery, PathsQuery, RetentionQuery, StickinessQuery, TrendsQuery" {
 		t.Fatalf("nodeKindList: %s", got)
 	}
 }

@@ -68,7 +68,7 @@ func nodeKind(node string) (*Kind, bool) {
 // InsightVizNode around one).
 func IsInsightNode(kind string) bool {
 	_, ok := nodeKind(kind)
-	return ok || kind == "InsightVizNode" || kind == "DataTableNode"
+	return ok || kind == "InsightVizNode"
 }
 
 // SupportedNodeKinds lists the node kinds POST query/ answers, as an
@@ -107,21 +107,6 @@ func TranslateNode(raw json.RawMessage, path string) (*InsightNode, error) {
 		return nil, pr.err()
 	}
 	r.origins = map[string]string{}
-	if r.kind() == "DataTableNode" {
-		// PostHog saves web analytics tables inside a DataTableNode; its
-		// other fields say how a table is shown.
-		r.ignore("full", "showHeader", "showActions", "showOpenEditorButton", "showReload", "showExport", "embedded",
-			"columns", "hiddenColumns", "showSearch", "showPropertyFilter", "showEventFilter", "showDateRange", "version")
-		src := r.object("source")
-		r.done()
-		if src == nil {
-			if pr.ok() {
-				pr.add(path+".source", "%s.source is required: the query the table shows", path)
-			}
-			return nil, pr.err()
-		}
-		r = src
-	}
 	if r.kind() == "InsightVizNode" {
 		// The viz node's other fields say how a client shows the
 		// result, not what it is.
