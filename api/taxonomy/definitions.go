@@ -112,10 +112,8 @@ func (s *Service) Event(ctx context.Context, projectID int64, id string) (*Event
 	if err != nil {
 		return nil, err
 	}
-	for i := range defs {
-		if defs[i].ID == id {
-			return &defs[i], nil
-		}
+	if d := byID(defs, id, func(d EventDefinition) string { return d.ID }); d != nil {
+		return d, nil
 	}
 	return nil, &httpx.Error{Kind: httpx.KindNotFound, Code: "not_found", Detail: "No event definition has this id."}
 }
@@ -165,13 +163,21 @@ func (s *Service) Property(ctx context.Context, projectID int64, id string) (*Pr
 		if err != nil {
 			return nil, err
 		}
-		for i := range defs {
-			if defs[i].ID == id {
-				return &defs[i], nil
-			}
+		if d := byID(defs, id, func(d PropertyDefinition) string { return d.ID }); d != nil {
+			return d, nil
 		}
 	}
 	return nil, &httpx.Error{Kind: httpx.KindNotFound, Code: "not_found", Detail: "No property definition has this id."}
+}
+
+// byID is the definition with this id among defs, or nil.
+func byID[T any](defs []T, id string, idOf func(T) string) *T {
+	for i := range defs {
+		if idOf(defs[i]) == id {
+			return &defs[i]
+		}
+	}
+	return nil
 }
 
 func cellInt(v any) int {
